@@ -1,0 +1,277 @@
+"""Binary QC-LDPC decoding on the GPU: paper 004 Tables II and III on this GPU, plus Sionna.
+
+Run on the GPU machine (see docs/gpu.md)::
+
+    python bench/gpu_binary.py --out bench/results            # one GPU
+    python bench/gpu_binary.py --out bench/results --multi    # every visible GPU
+
+Measures (DESIGN.md "Measuring"): end-to-end throughput from a host float32 LLR
+array to host hard decisions (page-locked arrays, so the copies are the PCIe
+transfers; a pageable-input row too), kernel-only throughput (CUDA events around
+one launch on resident data), latency per batch, Table III's sweep of streams x
+frames per block x frames per launch, and Sionna's LDPCBPDecoder (min-sum, same
+code, same iterations) on the same GPU.  Writes ``<gpu>-binary.json`` (rows as
+DESIGN.md lists) and prints the table (also ``<gpu>-binary.txt``).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import gpuldpc as gl
+from gpuldpc import cuda
+
+EBN0_DB = 2.0
+
+
+def noisy(code, frames, seed=1, ebn0=EBN0_DB):
+    """Random codewords and their float32 LLRs (BPSK, AWGN); 4096 distinct frames tiled."""
+    rng = np.random.default_rng(seed)
+    distinct = min(frames, 4096)
+    cw = code.encode(rng.integers(0, 2, (distinct, code.k), dtype=np.uint8))
+    llr = gl.channel.transmit(code, cw, ebn0, rng)
+    reps = -(-frames // distinct)
+    return np.tile(cw, (reps, 1))[:frames], np.tile(llr, (reps, 1))[:frames]
+
+
+def median_time(fn, reps, warmup=2):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def row(system, code, frames, seconds, *, algorithm="nms", schedule="layered", iterations=10,
+        early_stop=False, llr_dtype="float32", streams=None, kernel_gbps=None, fer=None, **extra):
+    return dict(system=system, code=code.name, algorithm=algorithm, schedule=schedule,
+                iterations=iterations, early_stop=early_stop, llr_dtype=llr_dtype,
+                frames_per_batch=frames, streams=streams,
+                coded_gbps=code.n * frames / seconds / 1e9, info_gbps=code.k * frames / seconds / 1e9,
+                latency_us=seconds * 1e6, kernel_gbps=kernel_gbps, fer=fer, ebn0_db=EBN0_DB, **extra)
+
+
+def kernel_gbps(dec, frames, reps=5):
+    """Coded Gbps of one launch over resident data (events around the kernel only)."""
+    drv = cuda.driver()
+    eng = dec.engines[0]
+    slot = eng.slots[0]
+    shape, o = eng.shape, dec
+    args = (slot.dev_in, o.llr_scale, slot.dev_bits, int(o.packed), slot.dev_iters, slot.dev_valid,
+            eng.edges, eng.layer_start, slot.dev_msgs if slot.dev_msgs is not None else 0,
+            o.layout.n, o.layout.z, o.layout.layers, o.layout.nblocks, frames, shape.frames_per_block,
+            o.max_iterations, int(o.early_stop), cuda.decoder.RULES[o.algorithm], o.alpha, o.beta)
+    grid = (-(-frames // shape.frames_per_block), 1)
+    with eng.ctx.active():
+        start, stop = drv.Event(), drv.Event()
+        times = []
+        for i in range(reps + 1):
+            start.record(slot.stream)
+            eng.func.prepared_async_call(grid, (shape.threads, 1, 1), slot.stream, *args,
+                                         shared_size=shape.shared_bytes)
+            stop.record(slot.stream)
+            stop.synchronize()
+            if i:
+                times.append(stop.time_since(start) / 1e3)
+    return dec.code.n * frames / float(np.median(times)) / 1e9
+
+
+def pcie(dec):
+    """H2D and D2H GB/s of one 256 MiB page-locked copy (the end-to-end floor)."""
+    drv = cuda.driver()
+    eng = dec.engines[0]
+    with eng.ctx.active():
+        host = cuda.pinned_empty(64 << 20, np.float32)
+        host[:] = 1.0
+        dev = drv.mem_alloc(host.nbytes)
+        out = {}
+        for name, fn in (("h2d", lambda: drv.memcpy_htod(dev, host)), ("d2h", lambda: drv.memcpy_dtoh(host, dev))):
+            out[name] = host.nbytes / median_time(fn, 5) / 1e9
+        dev.free()
+    return out
+
+
+def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, devices="all", **opts):
+    dec = cuda.CudaDecoder(code, max_iterations=iterations, early_stop=False, devices=devices,
+                           llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0,
+                           check_finite=False, **opts)
+    cw, llr = noisy(code, frames)
+    if llr_dtype == "int8":
+        llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+    elif llr_dtype == "float16":
+        llr = llr.astype(np.float16)
+    src = dec.pinned_llr(frames) if pinned else llr
+    if pinned:
+        src[:] = llr
+    out = dec.pinned_bits(frames) if pinned else None
+    res = dec.decode(src, out=out)
+    fer = float((res.bits != cw).any(axis=1).mean())
+    t = median_time(lambda: dec.decode(src, out=out), reps=5)
+    return dec, t, fer
+
+
+def sionna_rows(code, frames, iterations):
+    try:
+        import torch
+        from sionna.phy.fec.ldpc import LDPCBPDecoder
+    except Exception as exc:  # record why the peer could not run
+        return [], f"sionna not importable: {type(exc).__name__}: {exc}"
+    cw, llr = noisy(code, frames)
+    dec = LDPCBPDecoder(code.H, cn_update="minsum", num_iter=iterations, hard_out=True, device="cuda")
+    host = torch.from_numpy(-llr).pin_memory()        # sionna's logits are ln P(1)/P(0)
+
+    def run():
+        bits = dec(host.to("cuda", non_blocking=True)).to("cpu")
+        torch.cuda.synchronize()
+        return bits
+
+    bits = run().numpy().astype(np.uint8)
+    fer = float((bits != cw).any(axis=1).mean())
+    t = median_time(run, reps=3)
+    dev_llr = host.to("cuda")
+    torch.cuda.synchronize()
+
+    def kernel_only():
+        dec(dev_llr)
+        torch.cuda.synchronize()
+
+    tk = median_time(kernel_only, reps=3)
+    return [row("sionna-LDPCBPDecoder", code, frames, t, schedule="flooding", iterations=iterations,
+                streams=1, kernel_gbps=code.n * frames / tk / 1e9, fer=fer)], None
+
+
+def table3(code, goals=(1, 2, 4, 8, 12)):
+    """Paper 004 Table III: lowest latency reaching each throughput goal (10 iterations)."""
+    cw, llr = noisy(code, 16 * 4096)
+    points = []
+    for streams in (1, 2, 4, 8, 16):
+        for fpb in (1, 2, 4):
+            for chunk in (fpb, 16, 132, 528, 1056, 2112, 4096):
+                if chunk % fpb or streams * chunk > llr.shape[0]:
+                    continue
+                dec = cuda.CudaDecoder(code, max_iterations=10, early_stop=False, devices=[0],
+                                       streams=streams, chunk_frames=chunk, frames_per_block=fpb,
+                                       check_finite=False)
+                batch = streams * chunk
+                src = dec.pinned_llr(batch)
+                src[:] = llr[:batch]
+                out = dec.pinned_bits(batch)
+                t = median_time(lambda: dec.decode(src, out=out), reps=7)
+                points.append(dict(streams=streams, frames_per_block=fpb, chunk_frames=chunk,
+                                   frames=batch, latency_us=t * 1e6, coded_gbps=code.n * batch / t / 1e9))
+                dec.close()
+    best = []
+    for g in goals:
+        ok = [p for p in points if p["coded_gbps"] >= g]
+        if ok:
+            best.append(dict(goal_gbps=g, **min(ok, key=lambda p: p["latency_us"])))
+    return points, best
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--multi", action="store_true", help="every visible GPU (aggregate rows)")
+    ap.add_argument("--frames", type=int, default=65536)
+    ap.add_argument("--quick", action="store_true", help="skip Table III and Sionna")
+    args = ap.parse_args(argv)
+    drv = cuda.driver()
+    rows, notes = [], {}
+    wimax, wifi = gl.codes.get("wimax-2304-1/2"), gl.codes.get("wifi-1944-1/2")
+    ndev = drv.Device.count()
+    if args.multi:
+        one, t1, fer = end_to_end(wimax, args.frames, devices=[0])
+        rows.append(row("gpuldpc", wimax, args.frames, t1, streams=one.engines[0].streams, fer=fer, devices=1))
+        every, tn, fer = end_to_end(wimax, args.frames * ndev, devices="all")
+        rows.append(row("gpuldpc", wimax, args.frames * ndev, tn, streams=every.engines[0].streams, fer=fer,
+                        devices=ndev, scaling=(args.frames * ndev / tn) / (args.frames / t1) / ndev))
+        notes["describe"] = every.describe()
+    else:
+        for code in (wimax, wifi):
+            for it in (5, 10, 15):
+                dec, t, fer = end_to_end(code, args.frames, iterations=it, devices=[0])
+                k = kernel_gbps(dec, dec.engines[0].chunk)
+                rows.append(row("gpuldpc", code, args.frames, t, iterations=it, streams=dec.engines[0].streams,
+                                kernel_gbps=k, fer=fer, table="II"))
+                if code is wimax and it == 10:
+                    notes["pcie_gbytes_per_s"] = pcie(dec)
+                    notes["describe"] = dec.describe()
+                    big = cuda.CudaDecoder(code, early_stop=False, devices=[0], streams=1,
+                                           chunk_frames=args.frames, check_finite=False)
+                    big.decode(noisy(code, args.frames)[1])
+                    notes["kernel_gbps_one_launch"] = kernel_gbps(big, args.frames)
+                dec.close()
+        for dtype in ("int8", "float16"):
+            dec, t, fer = end_to_end(wimax, args.frames, llr_dtype=dtype, devices=[0])
+            rows.append(row("gpuldpc", wimax, args.frames, t, llr_dtype=dtype, streams=dec.engines[0].streams,
+                            kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
+        dec, t, fer = end_to_end(wimax, args.frames, pinned=False, devices=[0])
+        rows.append(row("gpuldpc", wimax, args.frames, t, streams=dec.engines[0].streams, fer=fer,
+                        input="pageable numpy array"))
+        dec, t, fer = end_to_end(wimax, args.frames, devices=[0], packed=True)
+        rows.append(row("gpuldpc", wimax, args.frames, t, streams=dec.engines[0].streams, fer=fer,
+                        output="packed bits"))
+        for sched in ("flooding",):
+            dec, t, fer = end_to_end(wimax, args.frames, devices=[0], schedule=sched)
+            rows.append(row("gpuldpc", wimax, args.frames, t, schedule=sched, streams=dec.engines[0].streams,
+                            kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
+        lat = cuda.CudaDecoder(wimax, early_stop=False, devices=[0], preset="latency", check_finite=False)
+        for frames in (1, 6):
+            src = lat.pinned_llr(frames)
+            src[:] = noisy(wimax, frames)[1]
+            out = lat.pinned_bits(frames)
+            t = median_time(lambda: lat.decode(src, out=out), reps=200, warmup=20)
+            rows.append(row("gpuldpc", wimax, frames, t, streams=1, preset="latency"))
+        if not args.quick:
+            for code in (wimax, wifi):
+                srows, why = sionna_rows(code, 8192, 10)
+                rows += srows
+                if why:
+                    notes["sionna"] = why
+            points, best = table3(wimax)
+            notes["table3_points"] = points
+            notes["table3"] = best
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
+    dev0 = drv.Device(0)
+    doc = dict(gpu=dev0.name(), gpus=ndev if args.multi else 1,
+               driver=drv.get_driver_version(), cuda=".".join(map(str, drv.get_version())),
+               commit=commit, date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               rows=rows, notes=notes)
+    os.makedirs(args.out, exist_ok=True)
+    stem = "h200" if "H200" in dev0.name() else dev0.name().replace(" ", "_").lower()
+    stem += "-binary" + ("-multi" if args.multi else "")
+    with open(os.path.join(args.out, stem + ".json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    lines = [f"{doc['gpu']} x{doc['gpus']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
+             f"{'system':22s} {'code':15s} {'alg':4s} {'sched':8s} {'it':>3s} {'dtype':8s} {'frames':>7s} "
+             f"{'str':>3s} {'coded Gb/s':>10s} {'info Gb/s':>9s} {'lat us':>9s} {'kernel':>7s} {'FER':>6s}"]
+    for r in rows:
+        k = f"{r['kernel_gbps']:7.2f}" if r["kernel_gbps"] else "      -"
+        fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
+        lines.append(f"{r['system']:22s} {r['code']:15s} {r['algorithm']:4s} {r['schedule']:8s} {r['iterations']:3d} "
+                     f"{r['llr_dtype']:8s} {r['frames_per_batch']:7d} {r['streams'] or 0:3d} {r['coded_gbps']:10.3f} "
+                     f"{r['info_gbps']:9.3f} {r['latency_us']:9.1f} {k} {fer}")
+    for b in notes.get("table3", []):
+        lines.append(f"Table III goal {b['goal_gbps']:>3} Gb/s: streams {b['streams']:2d} fpb {b['frames_per_block']} "
+                     f"chunk {b['chunk_frames']:5d} -> {b['coded_gbps']:6.2f} Gb/s, {b['latency_us']:9.1f} us")
+    for key in ("pcie_gbytes_per_s", "kernel_gbps_one_launch", "sionna"):
+        if key in notes:
+            lines.append(f"{key}: {notes[key]}")
+    text = "\n".join(lines)
+    with open(os.path.join(args.out, stem + ".txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

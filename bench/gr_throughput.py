@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Throughput through GNU Radio: float LLR vectors -> gpuldpc.ldpc_decoder -> null sink.
+
+    python bench/gr_throughput.py [--backend cpu] [--code wifi-1944-1/2] [--frames 20000]
+                                  [--preset throughput] [--batch 0] [--path block|core]
+                                  [--out bench/results]
+
+A ``vector_source_f`` repeats a pool of 256 noisy codewords (Eb/N0 = 2.5 dB,
+GNU Radio sign) and ``head`` stops it after ``--frames`` frames.  Reported:
+coded Mb/s = n x frames / wall time of ``tb.run()`` (the whole flowgraph,
+copies into and out of GNU Radio's buffers included), info Mb/s, the
+decoder's own figure (time inside ``Decoder.decode`` only), iterations fixed
+at 10 without early stop (DESIGN.md "Measuring").  Rows are appended to
+``<out>/<host>-gr_throughput.json`` in the bench results format.
+
+``--path core`` (for the GPU machine, which has no GNU Radio) times the block's
+work path without GNU Radio: :meth:`gpuldpc.streaming.StreamDecoder.decode_frames`
+called from a second thread on batch-sized views of a larger array, as
+``general_work`` does (staging copy and sign conversion included).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+import gpuldpc as gl
+from gpuldpc.streaming import StreamDecoder
+
+POOL = 256
+
+
+def pool_llr(code, ebn0_db):
+    """POOL noisy codewords' LLRs in GNU Radio's sign."""
+    rng = np.random.default_rng(1)
+    info = rng.integers(0, 2, (POOL, code.k), dtype=np.uint8)
+    return -gl.channel.transmit(code, code.encode(info), ebn0_db, rng)
+
+
+def measure_core(code, llr, frames, decoder_args):
+    """Wall time of decode_frames over ``frames`` frames, batch by batch, from a second thread."""
+    stream = StreamDecoder(code.name, **decoder_args)
+    pool = np.tile(llr, (max(1, -(-stream.batch // POOL)) + 1, 1))
+    stream.decode_frames(pool[:stream.batch])                      # warm-up (kernels, buffers)
+    warm = stream.stats()["frames"]
+    done = []
+
+    def work():
+        start = time.perf_counter()
+        left = frames
+        while left > 0:
+            count = min(left, stream.batch)
+            offset = (frames - left) % POOL
+            stream.decode_frames(pool[offset:offset + count])
+            left -= count
+        done.append(time.perf_counter() - start)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    stats = stream.stats()
+    return stream, done[0], stats, stats["frames"] - warm
+
+
+def measure_block(code, llr, frames, decoder_args):
+    """Wall time of a GNU Radio flowgraph source -> head -> ldpc_decoder -> null sink."""
+    from gnuradio import blocks, gr
+
+    from gnuradio import gpuldpc
+
+    decoder = gpuldpc.ldpc_decoder(code.name, **decoder_args)
+    tb = gr.top_block("gr_throughput")
+    source = blocks.vector_source_f(llr.ravel().tolist(), True, code.n)
+    tb.connect(source, blocks.head(gr.sizeof_float * code.n, frames), decoder,
+               blocks.null_sink(gr.sizeof_char * code.k))
+    start = time.perf_counter()
+    tb.run()
+    wall = time.perf_counter() - start
+    stats = decoder.stats()
+    return decoder, wall, stats, stats["frames"]
+
+
+def measure(code_name, backend, frames, preset, batch, path="block", iterations=10, ebn0_db=2.5):
+    code = gl.codes.get(code_name)
+    llr = pool_llr(code, ebn0_db)
+    args = dict(backend=backend, max_iterations=iterations, early_stop=False, preset=preset,
+                batch=batch)
+    runner, wall, stats, timed = (measure_block if path == "block" else measure_core)(
+        code, llr, frames, args)
+    return {
+        "system": f"gpuldpc ({'GNU Radio block' if path == 'block' else 'block work path, no GNU Radio'})",
+        "code": code_name, "algorithm": "nms",
+        "schedule": "layered", "iterations": iterations, "early_stop": False,
+        "llr_dtype": "float32", "frames_per_batch": runner.batch, "streams": None,
+        "backend": stats["backend"], "frames": timed,
+        "coded_gbps": timed * code.n / wall / 1e9,
+        "info_gbps": timed * code.k / wall / 1e9,
+        "decoder_only_gbps": stats["coded_mbps"] / 1e3,
+        "latency_us": wall / -(-timed // runner.batch) * 1e6,
+        "kernel_gbps": None,
+        "fer": stats["failures"] / stats["frames"], "ebn0_db": ebn0_db,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu", "reference"))
+    parser.add_argument("--code", default="wifi-1944-1/2")
+    parser.add_argument("--frames", type=int, default=20000)
+    parser.add_argument("--preset", default="throughput", choices=("throughput", "latency"))
+    parser.add_argument("--batch", type=int, default=0)
+    parser.add_argument("--path", default="block", choices=("block", "core"))
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = parser.parse_args(argv)
+    row = measure(args.code, args.backend, args.frames, args.preset, args.batch, args.path)
+    host = "cpu-" + platform.node()
+    if row["backend"] == "cuda":
+        query = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                               capture_output=True, text=True, check=False).stdout.splitlines()
+        host = query[0].strip().replace(" ", "-").lower() if query else "gpu"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=False).stdout.strip() or None
+    except OSError:
+        commit = None
+    path = os.path.join(args.out, f"{host}-gr_throughput.json")
+    doc = {"gpu": None, "driver": None, "cuda": None, "commit": commit,
+           "date": datetime.date.today().isoformat(), "rows": []}
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+    doc["rows"].append(row)
+    os.makedirs(args.out, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
+    print(f"{row['backend']:>9} {row['code']}  batch {row['frames_per_batch']:>5}  "
+          f"{row['frames']} frames  {row['coded_gbps'] * 1e3:9.2f} Mb/s coded through the {args.path} path "
+          f"({row['decoder_only_gbps'] * 1e3:.2f} Mb/s inside decode)  -> {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

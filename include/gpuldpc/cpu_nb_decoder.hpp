@@ -1,0 +1,67 @@
+// Non-binary (GF(q), q = 2^m <= 256) LDPC decoder for the CPU: Min-Max with
+// the forward-backward check update (paper 003, Algorithm 2), in the
+// multiplied form whose merger needs no GF multiplication (paper 000 §2.3,
+// the modified Min-Max "MMMA"), layered (paper 000 Algorithm 1, the block
+// layers of a QC code row by row) or flooding (paper 003 Algorithm 1).
+//
+// Messages are float32 costs over the q field elements (smaller = more
+// likely), frames interleaved across SIMD lanes as in the binary decoders.
+// The arithmetic is python/gpuldpc/decoders/reference_nb.py's, bit for bit:
+//   Qh_i(a) = Q_i(a / h_i);  F_0 = Qh_0,  F_i = F_{i-1} (*) Qh_i;
+//   B_{d-1} = Qh_{d-1},  B_i = B_{i+1} (*) Qh_i;
+//   M_0 = B_1,  M_{d-1} = F_{d-2},  M_i = F_{i-1} (*) B_{i+1};  R_i(a) = M_i(h_i a)
+// with (x (*) y)(a) = min_{a' + a'' = a} max(x(a'), y(a'')) (min and max are
+// exact, so any evaluation order gives the reference's numbers);
+//   layered:  Q' = L - R_old, Q = Q' - min_a Q', L = Q + R_new;
+//   flooding: T = Lch + R_1 + R_2 + ... (increasing check row), Q' = T - R.
+// Decision: argmin_a of the posterior (smallest element on ties).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "gpuldpc/cpu_binary_decoder.hpp"
+#include "hwy/aligned_allocator.h"
+
+namespace gpuldpc {
+namespace cpu {
+
+// H over GF(q): the check rows plus, per edge e, the gathers in and out of
+// the multiplied domain: div[e * q + a] = a / h_e and mul[e * q + a] = h_e a.
+struct NbCheckRows {
+  CheckRows rows;
+  int q = 0;
+  std::vector<uint16_t> div;
+  std::vector<uint16_t> mul;
+};
+
+struct NbConfig {
+  Schedule schedule = Schedule::kLayered;
+  int max_iterations = 10;
+  bool early_stop = true;
+};
+
+struct NbWorkspace {
+  explicit NbWorkspace(const NbCheckRows& code);
+  hwy::AlignedFreeUniquePtr<float[]> posterior;  // [n][q][lanes]
+  hwy::AlignedFreeUniquePtr<float[]> channel;    // [n][q][lanes] (flooding)
+  hwy::AlignedFreeUniquePtr<float[]> messages;   // [edges][q][lanes]
+  hwy::AlignedFreeUniquePtr<float[]> extrinsic;  // [max_row_weight][q][lanes]: a row's Q
+  hwy::AlignedFreeUniquePtr<float[]> backward;   // [max_row_weight][q][lanes]: B_i
+  hwy::AlignedFreeUniquePtr<float[]> work;       // [4][q][lanes]: Qh_i, F, F', M
+  std::vector<uint8_t> symbols;                  // [n][lanes]: decisions
+};
+
+// Frames per chunk (float32 lanes of the dispatched instruction set).
+size_t NbLanes();
+
+// Decodes `frames` (1 <= frames <= NbLanes()) frames of symbol LLRs
+// llr[frames][n][q] (Min-Max costs) into symbols[frames][n],
+// iterations[frames], valid[frames].
+void DecodeNbChunk(const NbCheckRows& code, const NbConfig& config, const float* llr,
+                   size_t frames, uint8_t* symbols, int32_t* iterations, uint8_t* valid,
+                   NbWorkspace& ws);
+
+}  // namespace cpu
+}  // namespace gpuldpc

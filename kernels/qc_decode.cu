@@ -1,0 +1,388 @@
+// Fused QC-LDPC decoder: all iterations of a batch in one launch, posteriors in shared
+// memory, device memory sees the LLRs once and the hard decisions once.
+//
+// Paper 004 (Wang, Wu, Yin, Cavallaro, "High throughput low latency LDPC decoding on GPU
+// for SDR systems"):
+//   * check-node update eq. (1) with the two-min algorithm (Algorithm 1): a check row keeps
+//     only min1, min2, the index of min1 and the sign bits of Q, so its messages R_mn are
+//     rebuilt on the fly;  R_mn = sign_excl * f(n == idx ? min2 : min1)  with
+//     f(m) = alpha * m (normalized min-sum) or max(m - beta, 0) (offset min-sum);
+//   * variable-node update eqs. (2), (3):  Q = L - R_old,  L = Q + R_new  (layered), or
+//     total = Lch + sum_m R_mn in increasing check-row order,  Q = total - R  (flooding);
+//   * section III-C: z not a multiple of the warp size.  Here threads are not padded per
+//     frame at all: thread t of a block serves frame t / z, row t % z, so frames share
+//     warps and only the block's last warp carries idle lanes.
+// Sum-product (log domain) uses the forward-backward boxplus recursion (paper 004 section
+// III-A, refs [4]); it keeps every message R_mn in device memory (coalesced: edge-major,
+// row-minor per frame).
+//
+// QC layout (shared with syndrome.cu): the non-empty blocks of the base matrix in layer
+// order, edges[b] = (j * z, s) for a block in base column j with shift s: row r of the
+// layer checks column j*z + (r + s) mod z.  Blocks layer_start[l] .. layer_start[l+1]-1
+// belong to base row (layer) l.  Layers run in base-row order (layered schedule).
+//
+// Bit-exactness: every float operation mirrors the reference decoder
+// (gpuldpc.decoders.reference): float32, Q = L - R_old, R_new = sign * f(min_excl),
+// sign(x) = -1 iff x < 0, L = Q + R_new; flooding sums in increasing check-row order,
+// which for a QC code is increasing layer order for every column.
+//
+// Outputs per frame: hard decisions (bit = 1 iff posterior < 0) unpacked (one byte per
+// bit) or packed (np.packbits order: first bit in the most significant bit, n/8 bytes
+// rounded up), the number of iterations run, and the syndrome flag.  With early stop a
+// frame stops after the first full iteration whose decisions satisfy every check.
+
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr unsigned kSignMask = (1u << 27) - 1;  // sign bits of Q (dc <= 27)
+constexpr int kIdxShift = 27;                   // index of min1 in the top 5 bits
+
+enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
+
+// Largest block the entry points accept (caps registers at 65536 / 512 = 128 a thread).
+constexpr int kMaxThreads = 512;
+
+__device__ __forceinline__ float llr_value(float x, float) { return x; }
+__device__ __forceinline__ float llr_value(__half x, float scale) { return __half2float(x) * scale; }
+__device__ __forceinline__ float llr_value(signed char x, float scale) { return (float)x * scale; }
+
+// v with its sign flipped when s == 1 (s in {0, 1}); equals v * (s ? -1 : 1) exactly.
+__device__ __forceinline__ float flip(float v, unsigned s)
+{
+    return __int_as_float(__float_as_int(v) ^ (int)(s << 31));
+}
+
+// Check-to-variable magnitude f(min_excl): NMS alpha*m, OMS max(m - beta, 0).
+__device__ __forceinline__ float minsum_magnitude(float m, int rule, float alpha, float beta)
+{
+    return rule == kOms ? fmaxf(m - beta, 0.0f) : alpha * m;
+}
+
+// Column of H checked by row r of a layer through block (base, shift): base + (r+s) mod z.
+__device__ __forceinline__ int qc_column(int2 e, int r, int z)
+{
+    int t = r + e.y;
+    if (t >= z) t -= z;
+    return e.x + t;
+}
+
+// Two-min update (Algorithm 1, lines 3-14) of one |Q| at position e.
+__device__ __forceinline__ void two_min(float q, int e, float& m1, float& m2, int& idx, unsigned& signs)
+{
+    const float a = fabsf(q);
+    signs |= (q < 0.0f ? 1u : 0u) << e;
+    const bool lower = a < m1;
+    m2 = lower ? m1 : fminf(m2, a);
+    idx = lower ? e : idx;
+    m1 = lower ? a : m1;
+}
+
+// log-domain boxplus: 2 atanh(tanh(a/2) tanh(b/2))
+//   = sign(a) sign(b) min(|a|,|b|) + log(1 + e^-|a+b|) - log(1 + e^-|a-b|).
+__device__ __forceinline__ float boxplus(float a, float b)
+{
+    const float m = fminf(fabsf(a), fabsf(b));
+    const float s = ((a < 0.0f) != (b < 0.0f)) ? -m : m;
+    return s + log1pf(__expf(-fabsf(a + b))) - log1pf(__expf(-fabsf(a - b)));
+}
+
+// Min-sum messages compressed per check row (min1, min2, idx, sign bits) and held in
+// registers: LAYERS_MAX rows per thread (one per layer), DC_MAX blocks per layer at most.
+template <int LAYERS_MAX, int DC_MAX>
+struct RegisterMinSum {
+    static constexpr int kLayers = LAYERS_MAX;
+    float mag1[LAYERS_MAX];   // f(min1) of the row's last update
+    float mag2[LAYERS_MAX];   // f(min2)
+    unsigned bits[LAYERS_MAX];  // sign bits of Q | idx << 27
+    int rule;
+    float alpha, beta;
+
+    __device__ void init(float*, long long, int, int, int)
+    {
+#pragma unroll
+        for (int l = 0; l < LAYERS_MAX; ++l) {
+            mag1[l] = 0.0f;
+            mag2[l] = 0.0f;
+            bits[l] = 0u;
+        }
+    }
+
+    // One check row: r of layer l; post = posteriors read (layered: updated in place),
+    // acc = flooding accumulator (unused when layered).
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int, int dc,
+                                        int r, int z)
+    {
+        const unsigned old = bits[l];
+        const int old_idx = (int)(old >> kIdxShift);
+        const unsigned old_par = __popc(old & kSignMask) & 1u;
+        const float o1 = mag1[l], o2 = mag2[l];
+        float q[DC_MAX];
+        int col[DC_MAX];
+        float m1 = __int_as_float(0x7f800000), m2 = m1;
+        int idx = 0;
+        unsigned signs = 0u;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (e < dc) {
+                col[e] = qc_column(edges[e], r, z);
+                const float r_old = flip(e == old_idx ? o2 : o1, ((old >> e) ^ old_par) & 1u);
+                q[e] = post[col[e]] - r_old;
+                two_min(q[e], e, m1, m2, idx, signs);
+            }
+        }
+        const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+        const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+        const unsigned par = __popc(signs) & 1u;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (e < dc) {
+                const float r_new = flip(e == idx ? n2 : n1, ((signs >> e) ^ par) & 1u);
+                if (FLOOD) acc[col[e]] += r_new;
+                else post[col[e]] = q[e] + r_new;
+            }
+        }
+        mag1[l] = n1;
+        mag2[l] = n2;
+        bits[l] = signs | ((unsigned)idx << kIdxShift);
+    }
+};
+
+// Every message R_mn kept in device memory (frame-major, then block, then row): any
+// number of layers, rows of weight up to DC_MAX, any rule (NMS, OMS, SPA).
+template <int DC_MAX>
+struct StoredMessages {
+    static constexpr int kLayers = 0;  // any number (runtime loop)
+    float* msg;  // this thread's frame: msg[b * z + r]
+    int rule;
+    float alpha, beta;
+
+    __device__ void init(float* store, long long frame, int nblocks, int r, int z)
+    {
+        msg = store + frame * nblocks * z;
+        for (int b = 0; b < nblocks; ++b) msg[b * z + r] = 0.0f;
+    }
+
+    // edges points at the layer's first block b0; its messages start at msg + b0 * z.
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int, float* post, float* acc, const int2* edges, int b0, int dc,
+                                        int r, int z)
+    {
+        float q[DC_MAX], out[DC_MAX];
+        int col[DC_MAX];
+        float* m = msg + b0 * z + r;
+        for (int e = 0; e < dc; ++e) {
+            col[e] = qc_column(edges[e], r, z);
+            q[e] = post[col[e]] - m[e * z];
+        }
+        if (rule == kSpa) {
+            // forward: out[i] = q0 [+] ... [+] q_i ; backward running value in b
+            out[0] = q[0];
+            for (int e = 1; e < dc - 1; ++e) out[e] = boxplus(out[e - 1], q[e]);
+            float b = q[dc - 1];
+            out[dc - 1] = out[dc - 2];
+            for (int e = dc - 2; e >= 1; --e) {
+                out[e] = boxplus(out[e - 1], b);
+                b = boxplus(b, q[e]);
+            }
+            out[0] = b;
+        } else {
+            float m1 = __int_as_float(0x7f800000), m2 = m1;
+            int idx = 0;
+            unsigned signs = 0u;
+            for (int e = 0; e < dc; ++e) two_min(q[e], e, m1, m2, idx, signs);
+            const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+            const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+            const unsigned par = __popc(signs) & 1u;
+            for (int e = 0; e < dc; ++e) out[e] = flip(e == idx ? n2 : n1, ((signs >> e) ^ par) & 1u);
+        }
+        for (int e = 0; e < dc; ++e) {
+            m[e * z] = out[e];
+            if (FLOOD) acc[col[e]] += out[e];
+            else post[col[e]] = q[e] + out[e];
+        }
+    }
+};
+
+// Row r of layer l for a frame still decoding.
+template <bool FLOOD, class M>
+__device__ __forceinline__ void layer_step(M& msgs, int l, bool active, float* post, float* acc,
+                                           const int2* edges, const int* layer_start, int r, int z)
+{
+    if (active) {
+        const int b0 = layer_start[l];
+        msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z);
+    }
+}
+
+// Parity of row r of layer l over the hard decisions of post (1 = unsatisfied).
+__device__ __forceinline__ unsigned row_parity(const float* post, const int2* edges, int dc, int r, int z)
+{
+    unsigned p = 0u;
+    for (int e = 0; e < dc; ++e) p ^= post[qc_column(edges[e], r, z)] < 0.0f ? 1u : 0u;
+    return p;
+}
+
+// The decoder: one block decodes `fpb` consecutive frames, fpb * z threads (rounded up to
+// the warp by the caller).  Shared memory (dynamic, in this order):
+//   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
+//   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
+//   (padding to 8 bytes) int2 edges[nblocks], int layer_start[mb + 1],
+//   int done[fpb], int fail[fpb], int iters[fpb].
+template <class M, bool FLOOD, typename In>
+__device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
+                              int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
+                              const int2* __restrict__ g_edges, const int* __restrict__ g_layer_start,
+                              float* __restrict__ msg_store, int n, int z, int mb, int nblocks,
+                              int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,
+                              float beta)
+{
+    extern __shared__ float smem[];
+    const int tid = threadIdx.x;
+    const long long frame0 = (long long)blockIdx.x * fpb;
+    const int nf = (int)min((long long)fpb, (long long)frames - frame0);
+    const int span = fpb * n;
+    float* post = smem;
+    float* acc = smem + span;
+    float* lch = smem + 2 * span;
+    const int nfloat = ((FLOOD ? 3 : 1) * span + 1) & ~1;
+    int2* edges = reinterpret_cast<int2*>(smem + nfloat);
+    int* layer_start = reinterpret_cast<int*>(edges + nblocks);
+    int* done = layer_start + mb + 1;
+    int* fail = done + fpb;
+    int* iters = fail + fpb;
+
+    for (int i = tid; i < nblocks; i += blockDim.x) edges[i] = g_edges[i];
+    for (int i = tid; i <= mb; i += blockDim.x) layer_start[i] = g_layer_start[i];
+    for (int i = tid; i < fpb; i += blockDim.x) {
+        done[i] = i < nf ? 0 : 1;
+        iters[i] = max_iter;
+    }
+    const In* src = llr + frame0 * n;
+    float* first = FLOOD ? lch : post;
+    for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+
+    const int f = tid / z;
+    const int r = tid - f * z;
+    const bool lane = f < nf;
+    const int off = f * n;
+
+    M msgs;
+    msgs.rule = rule;
+    msgs.alpha = alpha;
+    msgs.beta = beta;
+    if (lane) msgs.init(msg_store, frame0 + f, nblocks, r, z);
+    __syncthreads();
+    if (FLOOD)
+        for (int i = tid; i < nf * n; i += blockDim.x) post[i] = lch[i];
+
+    for (int it = 1; it <= max_iter; ++it) {
+        __syncthreads();
+        const bool active = lane && !done[f];
+        if (FLOOD) {
+            // new totals start from the channel LLRs; a stopped frame keeps its posteriors
+            for (int i = tid; i < nf * n; i += blockDim.x) acc[i] = done[i / n] ? post[i] : lch[i];
+            __syncthreads();
+        }
+        if constexpr (M::kLayers > 0) {
+            // register-resident rows: the layer index must be a compile-time constant
+#pragma unroll
+            for (int l = 0; l < M::kLayers; ++l) {
+                if (l < mb) {
+                    layer_step<FLOOD>(msgs, l, active, post + off, acc + off, edges, layer_start, r, z);
+                    __syncthreads();
+                }
+            }
+        } else {
+            for (int l = 0; l < mb; ++l) {
+                layer_step<FLOOD>(msgs, l, active, post + off, acc + off, edges, layer_start, r, z);
+                __syncthreads();
+            }
+        }
+        if (FLOOD) {
+            float* t = post;
+            post = acc;
+            acc = t;
+        }
+        if (early_stop || it == max_iter) {
+            if (tid < fpb) fail[tid] = 0;
+            __syncthreads();
+            if (lane) {
+                unsigned p = 0u;
+                for (int l = 0; l < mb && !p; ++l) {
+                    const int b0 = layer_start[l];
+                    p = row_parity(post + off, edges + b0, layer_start[l + 1] - b0, r, z);
+                }
+                if (p) fail[f] = 1;
+            }
+            __syncthreads();
+            if (tid < nf && !done[tid]) {
+                if (!fail[tid] && early_stop) {
+                    done[tid] = 1;
+                    iters[tid] = it;
+                }
+            }
+            if (early_stop && !__syncthreads_or(tid < nf && !done[tid])) break;
+        }
+    }
+    __syncthreads();
+    if (tid < nf) {
+        iters_out[frame0 + tid] = iters[tid];
+        valid_out[frame0 + tid] = fail[tid] ? 0 : 1;
+    }
+    if (packed) {
+        const int nbytes = (n + 7) >> 3;
+        unsigned char* dst = bits + frame0 * nbytes;
+        for (int j = tid; j < nf * nbytes; j += blockDim.x) {
+            const int g = j / nbytes;
+            const int i0 = (j - g * nbytes) * 8;
+            const float* p = post + g * n;
+            unsigned v = 0u;
+            for (int k = 0; k < 8; ++k) v |= (i0 + k < n && p[i0 + k] < 0.0f ? 1u : 0u) << (7 - k);
+            dst[j] = (unsigned char)v;
+        }
+    } else {
+        unsigned char* dst = bits + frame0 * n;
+        for (int i = tid; i < nf * n; i += blockDim.x) dst[i] = post[i] < 0.0f ? 1 : 0;
+    }
+}
+
+}  // namespace
+
+// Entry points: qc_<messages>_<schedule>_<input>, one argument list for all of them.
+//   messages: ms<LAYERS_MAX>x<DC_MAX>  min-sum (nms/oms) with compressed rows in registers,
+//             for codes with mb <= LAYERS_MAX layers and rows of <= DC_MAX blocks;
+//             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats).
+//   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
+#define GPULDPC_ARGS(In)                                                                           \
+    const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid, \
+        const int2 *edges, const int *layer_start, float *msg_store, int n, int z, int mb,          \
+        int nblocks, int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,      \
+        float beta
+#define GPULDPC_PASS                                                                                \
+    llr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, \
+        fpb, max_iter, early_stop, rule, alpha, beta
+#define GPULDPC_KERNEL(name, M, FLOOD, In)                                                          \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads) name(GPULDPC_ARGS(In))                       \
+    {                                                                                               \
+        decode_frames<M, FLOOD, In>(GPULDPC_PASS);                                                  \
+    }
+#define GPULDPC_INPUTS(prefix, M, FLOOD)                  \
+    GPULDPC_KERNEL(prefix##_f32, M, FLOOD, float)         \
+    GPULDPC_KERNEL(prefix##_f16, M, FLOOD, __half)        \
+    GPULDPC_KERNEL(prefix##_i8, M, FLOOD, signed char)
+#define GPULDPC_SCHEDULES(prefix, M)                      \
+    GPULDPC_INPUTS(prefix##_layered, M, false)            \
+    GPULDPC_INPUTS(prefix##_flooding, M, true)
+
+using Ms12x8 = RegisterMinSum<12, 8>;
+using Ms8x16 = RegisterMinSum<8, 16>;
+using Ms4x24 = RegisterMinSum<4, 24>;
+using Ms16x16 = RegisterMinSum<16, 16>;
+using Stored = StoredMessages<27>;
+GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
+GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
+GPULDPC_SCHEDULES(qc_ms4x24, Ms4x24)
+GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
+GPULDPC_SCHEDULES(qc_stored, Stored)

@@ -1,0 +1,292 @@
+// pybind11 front of the CPU decoders: gpuldpc._core.BinaryDecoder and
+// gpuldpc._core.NonBinaryDecoder.  A decoder object owns its thread pool and
+// one workspace per worker; decode() releases the GIL while the pool works
+// (chunks of SIMD-interleaved frames are the pool's tasks).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuldpc/cpu_binary_decoder.hpp"
+#include "gpuldpc/cpu_nb_decoder.hpp"
+#include "gpuldpc/cpu_thread_pool.hpp"
+#include "gpuldpc/python_module.hpp"
+
+namespace py = pybind11;
+
+namespace gpuldpc {
+namespace cpu {
+namespace {
+
+template <typename E>
+E ParseChoice(const std::string& name, const std::string& value,
+              std::initializer_list<std::pair<const char*, E>> choices) {
+  std::string names;
+  for (const auto& [text, e] : choices) {
+    if (value == text) return e;
+    names += std::string(names.empty() ? "" : ", ") + "'" + text + "'";
+  }
+  throw py::value_error(name + "='" + value + "' is not one of " + names);
+}
+
+// H's structure as CheckRows, from CSR indptr [m+1] / indices [edges].
+CheckRows MakeCheckRows(int n, py::array_t<int64_t, py::array::c_style | py::array::forcecast> indptr,
+                        py::array_t<int64_t, py::array::c_style | py::array::forcecast> indices) {
+  if (n < 1) throw py::value_error("n must be >= 1, got " + std::to_string(n));
+  if (indptr.ndim() != 1 || indptr.shape(0) < 2 || indices.ndim() != 1) {
+    throw py::value_error("indptr and indices must be the 1-D CSR arrays of H (H.indptr, H.indices)");
+  }
+  CheckRows rows;
+  rows.n = n;
+  rows.m = static_cast<int>(indptr.shape(0) - 1);
+  const int64_t* p = indptr.data();
+  const int64_t* c = indices.data();
+  if (p[0] != 0 || p[rows.m] != indices.shape(0)) {
+    throw py::value_error("indptr must start at 0 and end at len(indices)");
+  }
+  rows.row_ptr.resize(rows.m + 1);
+  rows.col.resize(indices.shape(0));
+  for (int r = 0; r <= rows.m; ++r) {
+    if (r > 0 && p[r] < p[r - 1]) throw py::value_error("indptr must be non-decreasing");
+    rows.row_ptr[r] = static_cast<uint32_t>(p[r]);
+    if (r > 0) {
+      const int weight = static_cast<int>(p[r] - p[r - 1]);
+      if (weight == 1) {
+        throw py::value_error("check row " + std::to_string(r - 1) +
+                              " has a single nonzero; degree-1 checks are not supported");
+      }
+      rows.max_row_weight = std::max(rows.max_row_weight, weight);
+    }
+  }
+  for (py::ssize_t e = 0; e < indices.shape(0); ++e) {
+    if (c[e] < 0 || c[e] >= n) {
+      throw py::value_error("indices must lie in 0..n-1 (n=" + std::to_string(n) + ")");
+    }
+    rows.col[e] = static_cast<uint32_t>(c[e]);
+  }
+  return rows;
+}
+
+// Checks a float32 LLR array [batch, tail...] and returns the batch size.
+py::ssize_t CheckLlr(const py::array& llr, std::initializer_list<py::ssize_t> tail) {
+  if (!py::isinstance<py::array_t<float>>(llr) || !(llr.flags() & py::array::c_style)) {
+    throw py::type_error("llr must be a C-contiguous float32 numpy array (np.ascontiguousarray(llr, "
+                         "dtype=np.float32)), got dtype " + std::string(py::str(llr.dtype())));
+  }
+  std::string want = "[batch";
+  for (auto t : tail) want += ", " + std::to_string(t);
+  want += "]";
+  bool ok = llr.ndim() == static_cast<py::ssize_t>(tail.size()) + 1;
+  size_t i = 1;
+  for (auto t : tail) ok = ok && llr.shape(i++) == t;
+  if (!ok) {
+    std::string got = "(";
+    for (py::ssize_t k = 0; k < llr.ndim(); ++k) got += (k ? ", " : "") + std::to_string(llr.shape(k));
+    throw py::value_error("llr must have shape " + want + ", got " + got + ")");
+  }
+  return llr.shape(0);
+}
+
+using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+// Decodes llr [batch, ...] chunk by chunk on the pool with the GIL released;
+// decode_chunk(in, frames, symbols, iterations, valid, worker) does one chunk.
+template <typename ChunkFn>
+py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size_t frame_llrs,
+                      size_t n, ChunkFn decode_chunk) {
+  const py::ssize_t batch = llr.shape(0);
+  py::array_t<uint8_t> out({batch, static_cast<py::ssize_t>(n)});
+  py::array_t<int32_t> iterations(batch);
+  py::array_t<bool> valid(batch);
+  const float* in = static_cast<const float*>(llr.data());
+  uint8_t* sym = out.mutable_data();
+  int32_t* it = iterations.mutable_data();
+  uint8_t* ok = reinterpret_cast<uint8_t*>(valid.mutable_data());
+  const size_t frames = static_cast<size_t>(batch);
+  const size_t chunks = (frames + lanes - 1) / lanes;
+  {
+    py::gil_scoped_release release;
+    pool.Run(chunks, [&](size_t chunk, int worker) {
+      const size_t f0 = chunk * lanes;
+      decode_chunk(in + f0 * frame_llrs, std::min(lanes, frames - f0), sym + f0 * n, it + f0,
+                   ok + f0, worker);
+    });
+  }
+  return py::make_tuple(out, iterations, valid);
+}
+
+class BinaryDecoder {
+ public:
+  BinaryDecoder(int n, IndexArray indptr, IndexArray indices,
+                const std::string& algorithm, const std::string& schedule,
+                const std::string& precision, int max_iterations, bool early_stop, float alpha,
+                float beta, float llr_scale, int threads)
+      : rows_(MakeCheckRows(n, indptr, indices)),
+        pool_(threads > 0 ? threads : DefaultThreads()) {
+    config_.rule = ParseChoice<BinaryRule>(
+        "algorithm", algorithm,
+        {{"nms", BinaryRule::kNms}, {"oms", BinaryRule::kOms}, {"spa", BinaryRule::kSpa}});
+    config_.schedule = ParseChoice<Schedule>(
+        "schedule", schedule, {{"layered", Schedule::kLayered}, {"flooding", Schedule::kFlooding}});
+    config_.precision = ParseChoice<Precision>(
+        "precision", precision,
+        {{"float32", Precision::kFloat32}, {"int16", Precision::kInt16}, {"int8", Precision::kInt8}});
+    if (config_.rule == BinaryRule::kSpa && config_.precision != Precision::kFloat32) {
+      throw py::value_error("algorithm='spa' runs in float32 only (precision='" + precision +
+                            "' is for 'nms' and 'oms')");
+    }
+    if (max_iterations < 1) throw py::value_error("max_iterations must be >= 1");
+    if (!(alpha > 0.0f && alpha <= 1.0f)) throw py::value_error("alpha must lie in (0, 1]");
+    if (!(beta >= 0.0f)) throw py::value_error("beta must be >= 0");
+    if (!(llr_scale > 0.0f) || !std::isfinite(llr_scale)) {
+      throw py::value_error("llr_scale must be a positive finite number");
+    }
+    config_.max_iterations = max_iterations;
+    config_.early_stop = early_stop;
+    config_.alpha = alpha;
+    config_.beta = beta;
+    config_.llr_scale = llr_scale;
+    lanes_ = BinaryLanes(config_.precision);
+    for (int w = 0; w < pool_.threads(); ++w) {
+      workspaces_.push_back(std::make_unique<BinaryWorkspace>(rows_));
+    }
+  }
+
+  py::tuple Decode(const py::array& llr) {
+    CheckLlr(llr, {rows_.n});
+    const size_t n = static_cast<size_t>(rows_.n);
+    return DecodeBatch(pool_, lanes_, llr, n, n,
+                       [&](const float* in, size_t frames, uint8_t* bits, int32_t* it,
+                           uint8_t* ok, int worker) {
+                         DecodeBinaryChunk(rows_, config_, in, frames, bits, it, ok,
+                                           *workspaces_[worker]);
+                       });
+  }
+
+  size_t lanes() const { return lanes_; }
+  int threads() const { return pool_.threads(); }
+
+ private:
+  CheckRows rows_;
+  BinaryConfig config_;
+  ThreadPool pool_;
+  size_t lanes_ = 0;
+  std::vector<std::unique_ptr<BinaryWorkspace>> workspaces_;
+};
+
+// GF(q) tables per edge: [edges, q] element integers in 0..q-1.
+std::vector<uint16_t> EdgeTable(const char* name, const IndexArray& table, size_t edges, int q) {
+  if (table.ndim() != 2 || static_cast<size_t>(table.shape(0)) != edges || table.shape(1) != q) {
+    throw py::value_error(std::string(name) + " must have shape [edges, q] = [" +
+                          std::to_string(edges) + ", " + std::to_string(q) + "]");
+  }
+  std::vector<uint16_t> out(edges * q);
+  const int64_t* p = table.data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (p[i] < 0 || p[i] >= q) throw py::value_error(std::string(name) + " entries must lie in 0..q-1");
+    out[i] = static_cast<uint16_t>(p[i]);
+  }
+  return out;
+}
+
+class NonBinaryDecoder {
+ public:
+  NonBinaryDecoder(int n, int q, IndexArray indptr, IndexArray indices, IndexArray div,
+                   IndexArray mul, const std::string& schedule, int max_iterations,
+                   bool early_stop, int threads)
+      : pool_(threads > 0 ? threads : DefaultThreads()) {
+    if (q < 2 || q > 256 || (q & (q - 1)) != 0) {
+      throw py::value_error("q must be a power of 2 in 2..256, got " + std::to_string(q));
+    }
+    code_.rows = MakeCheckRows(n, indptr, indices);
+    code_.q = q;
+    code_.div = EdgeTable("div", div, code_.rows.col.size(), q);
+    code_.mul = EdgeTable("mul", mul, code_.rows.col.size(), q);
+    config_.schedule = ParseChoice<Schedule>(
+        "schedule", schedule, {{"layered", Schedule::kLayered}, {"flooding", Schedule::kFlooding}});
+    if (max_iterations < 1) throw py::value_error("max_iterations must be >= 1");
+    config_.max_iterations = max_iterations;
+    config_.early_stop = early_stop;
+    lanes_ = NbLanes();
+    for (int w = 0; w < pool_.threads(); ++w) workspaces_.push_back(std::make_unique<NbWorkspace>(code_));
+  }
+
+  py::tuple Decode(const py::array& llr) {
+    CheckLlr(llr, {code_.rows.n, code_.q});
+    const size_t n = static_cast<size_t>(code_.rows.n);
+    return DecodeBatch(pool_, lanes_, llr, n * code_.q, n,
+                       [&](const float* in, size_t frames, uint8_t* sym, int32_t* it,
+                           uint8_t* ok, int worker) {
+                         DecodeNbChunk(code_, config_, in, frames, sym, it, ok, *workspaces_[worker]);
+                       });
+  }
+
+  size_t lanes() const { return lanes_; }
+  int threads() const { return pool_.threads(); }
+
+ private:
+  NbCheckRows code_;
+  NbConfig config_;
+  ThreadPool pool_;
+  size_t lanes_ = 0;
+  std::vector<std::unique_ptr<NbWorkspace>> workspaces_;
+};
+
+}  // namespace
+}  // namespace cpu
+
+void register_cpu_decoders(py::module_& m) {
+  using cpu::BinaryDecoder;
+  using cpu::IndexArray;
+  using cpu::NonBinaryDecoder;
+  m.def("simd_target", &cpu::SimdTargetName,
+        "Instruction set the CPU decoders dispatched to on this machine (e.g. 'AVX3', 'AVX2').");
+  py::class_<BinaryDecoder>(m, "BinaryDecoder", R"doc(
+Binary LDPC decoder (inter-frame SIMD, thread pool), see docs/cpu.md.
+
+BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations,
+              early_stop, alpha, beta, llr_scale, threads)
+  n, indptr, indices: H's CSR structure (H.indptr, H.indices), check rows in order.
+  algorithm: 'nms' | 'oms' | 'spa'; schedule: 'layered' | 'flooding';
+  precision: 'float32' | 'int16' | 'int8' (min-sum only for the integers);
+  llr_scale: fixed point LLR unit (integer = round(L * llr_scale), saturated);
+  threads: worker threads, 0 = every core.
+decode(llr float32 [batch, n], positive = bit 0) -> (bits uint8 [batch, n],
+  iterations int32 [batch], valid bool [batch]); the GIL is released while decoding.
+)doc")
+      .def(py::init<int, IndexArray, IndexArray, const std::string&, const std::string&, const std::string&, int, bool, float,
+                    float, float, int>(),
+           py::arg("n"), py::arg("indptr"), py::arg("indices"), py::arg("algorithm"),
+           py::arg("schedule"), py::arg("precision"), py::arg("max_iterations"),
+           py::arg("early_stop"), py::arg("alpha"), py::arg("beta"), py::arg("llr_scale"),
+           py::arg("threads"))
+      .def("decode", &BinaryDecoder::Decode, py::arg("llr"))
+      .def_property_readonly("lanes", &BinaryDecoder::lanes,
+                             "Frames decoded together in one SIMD chunk")
+      .def_property_readonly("threads", &BinaryDecoder::threads);
+
+  py::class_<NonBinaryDecoder>(m, "NonBinaryDecoder", R"doc(
+GF(q) Min-Max decoder (forward-backward, modified Min-Max merger), see docs/cpu.md.
+
+NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, early_stop, threads)
+  n, q, indptr, indices: H's CSR structure; div, mul: int [edges, q] with
+  div[e, a] = a / h_e and mul[e, a] = h_e * a over GF(q) (h_e = H.data[e]).
+  schedule: 'layered' | 'flooding'; threads: worker threads, 0 = every core.
+decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely) -> (symbols uint8
+  [batch, n], iterations int32 [batch], valid bool [batch]); GIL released.
+)doc")
+      .def(py::init<int, int, IndexArray, IndexArray, IndexArray, IndexArray, const std::string&,
+                    int, bool, int>(),
+           py::arg("n"), py::arg("q"), py::arg("indptr"), py::arg("indices"), py::arg("div"),
+           py::arg("mul"), py::arg("schedule"), py::arg("max_iterations"), py::arg("early_stop"),
+           py::arg("threads"))
+      .def("decode", &NonBinaryDecoder::Decode, py::arg("llr"))
+      .def_property_readonly("lanes", &NonBinaryDecoder::lanes,
+                             "Frames decoded together in one SIMD chunk")
+      .def_property_readonly("threads", &NonBinaryDecoder::threads);
+}
+
+}  // namespace gpuldpc

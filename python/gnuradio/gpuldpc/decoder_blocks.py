@@ -1,0 +1,192 @@
+"""Stream decoder blocks: ``ldpc_decoder`` (binary) and ``nb_ldpc_decoder`` (GF(q)).
+
+Thin skins over :class:`gpuldpc.streaming.StreamDecoder`, which owns the code,
+the vector lengths, the LLR sign conversion, the staging copy and the counters
+(see its module docstring for the stream layout and the LLR conventions).
+
+One stream item is one frame.  A ``work()`` call decodes ``min(frames
+waiting, batch)`` frames in one ``Decoder.decode`` call (``set_output_multiple``
+and ``set_max_noutput_items`` are the batch): when the decoder is the
+bottleneck its input backs up and every call is a full batch (throughput);
+when it is not, frames leave as soon as they arrive (latency), and the last
+frames of a finite stream are never held back waiting for a full batch.
+
+Per output frame two stream tags are added at its item: ``iterations`` (long)
+and ``valid`` (bool, syndrome zero); tags on the input frames move with their
+frame (tags of dropped frames are dropped with them).  The ``stats`` message
+port publishes a PMT dict (frames, failures, dropped, mean_iterations,
+coded_mbps, backend) every ``stats_interval`` seconds of work and when the
+flowgraph stops.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pmt
+from gnuradio import gr
+
+from gpuldpc.streaming import StreamDecoder
+
+from .code_kind import require_kind
+
+STATS_PORT = "stats"
+_KEY_ITERATIONS = pmt.intern("iterations")
+_KEY_VALID = pmt.intern("valid")
+
+
+def stats_to_pmt(stats: dict):
+    """A ``StreamDecoder.stats()`` dict as a PMT dict (symbols -> long/double/symbol)."""
+    out = pmt.make_dict()
+    for key, value in stats.items():
+        if isinstance(value, str):
+            item = pmt.intern(value)
+        elif isinstance(value, (int, np.integer)):
+            item = pmt.from_long(int(value))
+        else:
+            item = pmt.from_double(float(value))
+        out = pmt.dict_add(out, pmt.intern(key), item)
+    return out
+
+
+class _FrameDecoderBlock(gr.basic_block):
+    """Common body of the stream decoders (a general block: dropped frames change the rate)."""
+
+    def __init__(self, name: str, stats_interval: float, **stream_args):
+        self.core = StreamDecoder(**stream_args)
+        gr.basic_block.__init__(self, name=name,
+                                in_sig=[(np.float32, self.core.vlen_in)],
+                                out_sig=[(np.uint8, self.core.vlen_out)])
+        self.set_output_multiple(self.core.batch)
+        self.set_max_noutput_items(self.core.batch)
+        self.set_tag_propagation_policy(gr.TPP_DONT)
+        self.message_port_register_out(pmt.intern(STATS_PORT))
+        self.stats_interval = float(stats_interval)
+        self._last_stats = time.monotonic()
+
+    @property
+    def backend(self) -> str:
+        return self.core.backend
+
+    @property
+    def batch(self) -> int:
+        return self.core.batch
+
+    def stats(self) -> dict:
+        """Counters so far (see :meth:`gpuldpc.streaming.StreamDecoder.stats`)."""
+        return self.core.stats()
+
+    def set_positive_llr_bit(self, positive_llr_bit: int):
+        if positive_llr_bit not in (0, 1):
+            raise ValueError(f"positive_llr_bit must be 0 or 1, got {positive_llr_bit!r}")
+        self.core.positive_llr_bit = int(positive_llr_bit)
+
+    def set_on_failure(self, on_failure: str):
+        if on_failure not in ("pass", "drop"):
+            raise ValueError(f"on_failure must be 'pass' or 'drop', got {on_failure!r}")
+        self.core.on_failure = on_failure
+
+    def set_stats_interval(self, seconds: float):
+        self.stats_interval = float(seconds)
+
+    def forecast(self, noutput_items, ninputs):
+        # One frame is enough to run: a call decodes what is waiting, up to a batch.
+        return [1] * ninputs
+
+    def general_work(self, input_items, output_items):
+        count = min(len(input_items[0]), len(output_items[0]))
+        batch = self.core.decode_frames(input_items[0][:count])
+        produced = batch.out.shape[0]
+        output_items[0][:produced] = batch.out
+        self._tag_frames(count, batch)
+        self.consume(0, count)
+        if time.monotonic() - self._last_stats >= self.stats_interval:
+            self.publish_stats()
+        return produced
+
+    def _tag_frames(self, count, batch):
+        read = self.nitems_read(0)
+        written = self.nitems_written(0)
+        out_index = np.full(count, -1, dtype=np.int64)
+        out_index[batch.kept] = np.arange(batch.kept.size)
+        for tag in self.get_tags_in_window(0, 0, count):
+            target = out_index[tag.offset - read]
+            if target >= 0:
+                self.add_item_tag(0, written + int(target), tag.key, tag.value, tag.srcid)
+        for i, (iterations, valid) in enumerate(zip(batch.iterations.tolist(), batch.valid.tolist())):
+            self.add_item_tag(0, written + i, _KEY_ITERATIONS, pmt.from_long(iterations))
+            self.add_item_tag(0, written + i, _KEY_VALID, pmt.from_bool(valid))
+
+    def publish_stats(self):
+        """Send the counters on the ``stats`` port now."""
+        self._last_stats = time.monotonic()
+        self.message_port_pub(pmt.intern(STATS_PORT), stats_to_pmt(self.core.stats()))
+
+    def stop(self):
+        self.publish_stats()
+        self.core.close()
+        return True
+
+
+class ldpc_decoder(_FrameDecoderBlock):
+    """LDPC Decoder: float LLR vectors (vlen n) in, unpacked bits (vlen k or n) out.
+
+    Parameters
+    ----------
+    code : str
+        Code name (``gpuldpc.codes.names()``) or an alist / base-matrix file.
+    algorithm : {"nms", "oms", "spa"}
+    schedule : {"layered", "flooding"}
+    max_iterations : int
+    early_stop : bool
+    backend : {"auto", "cuda", "cpu", "reference"}
+    positive_llr_bit : {1, 0}
+        Which bit a positive input LLR means: 1 = GNU Radio's soft decoders and
+        gr-fec (default), 0 = textbook ``ln P(0)/P(1)``.
+    output : {"info", "codeword"}
+        k information bits or all n codeword bits per frame.
+    on_failure : {"pass", "drop"}
+        Frames failing the syndrome check are passed on (tag ``valid`` False)
+        or dropped; both counted in ``stats``.
+    preset : {"latency", "throughput"}, batch : int
+        Frames per decode call (``batch`` > 0 overrides the preset's).
+    devices, streams : GPU device ids and streams (cuda backend; None = its default).
+    alpha, beta : min-sum scale and offset.
+    stats_interval : float
+        Seconds between ``stats`` messages.
+    """
+
+    def __init__(self, code="wifi-1944-1/2", algorithm="nms", schedule="layered",
+                 max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
+                 output="info", on_failure="pass", preset="throughput", batch=0,
+                 devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0):
+        require_kind(code, binary=True)
+        super().__init__("ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
+                         schedule=schedule, max_iterations=max_iterations,
+                         early_stop=early_stop, backend=backend,
+                         positive_llr_bit=positive_llr_bit, output=output,
+                         on_failure=on_failure, preset=preset, batch=batch, devices=devices,
+                         streams=streams, alpha=alpha, beta=beta)
+
+
+class nb_ldpc_decoder(_FrameDecoderBlock):
+    """NB-LDPC Decoder: GF(q) codes; bit LLRs (vlen n*m) or symbol LLRs (n*q) in.
+
+    Output: symbols (element integers, vlen k or n) or their binary image
+    (LSB first, vlen k*m or n*m).  ``positive_llr_bit`` applies to bit LLRs;
+    symbol LLRs are in the core's convention ``L(a) = ln P(best)/P(a) >= 0``.
+    Other parameters as :class:`ldpc_decoder`; ``algorithm`` is one of
+    ``"minmax"``, ``"mmma"``, ``"fft-spa"``.
+    """
+
+    def __init__(self, code="gf32-744-653", algorithm="minmax", schedule="layered",
+                 max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
+                 llr_input="bit", output="info", output_format="symbols", on_failure="pass",
+                 preset="throughput", batch=0, devices=None, streams=None, stats_interval=1.0):
+        require_kind(code, binary=False)
+        super().__init__("nb_ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
+                         schedule=schedule, max_iterations=max_iterations,
+                         early_stop=early_stop, backend=backend,
+                         positive_llr_bit=positive_llr_bit, llr_input=llr_input, output=output,
+                         output_format=output_format, on_failure=on_failure, preset=preset,
+                         batch=batch, devices=devices, streams=streams)

@@ -1,0 +1,96 @@
+"""LDPC Decoder (PDU): f32vector PDUs of LLRs in, u8vector PDUs of bits out.
+
+For bursty receive chains.  A PDU holds one or more whole frames (its length a
+multiple of the block's input frame length, n LLRs for binary codes); they
+are decoded in one ``Decoder.decode`` call and leave as one PDU (dropped frames
+left out).  The output metadata is the input's plus ``iterations`` and
+``valid`` (one entry per output frame: s32vector and u8vector), ``frames`` and
+``dropped``.  Malformed PDUs (not a pair, not an f32vector, wrong length) are
+counted and reported on the ``stats`` port as ``rejected`` with a log
+message, never decoded.  The work path, conventions and parameters are those of
+:class:`gnuradio.gpuldpc.ldpc_decoder` (binary codes) and
+:class:`gnuradio.gpuldpc.nb_ldpc_decoder` (GF(q) codes).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pmt
+from gnuradio import gr
+
+from gpuldpc.streaming import StreamDecoder
+
+from .decoder_blocks import STATS_PORT, stats_to_pmt
+
+IN_PORT = "in"
+OUT_PORT = "out"
+
+
+class ldpc_decoder_pdu(gr.basic_block):
+    """Decode the frames of each incoming PDU; see the module docstring.
+
+    Parameters as :class:`gnuradio.gpuldpc.ldpc_decoder` (``code``,
+    ``algorithm``, ``schedule``, ``max_iterations``, ``early_stop``,
+    ``backend``, ``positive_llr_bit``, ``output``, ``on_failure``, ``devices``,
+    ``streams``), plus ``llr_input`` and ``output_format`` for GF(q) codes.
+    ``algorithm=None`` takes the code's default (``nms`` / ``minmax``).
+    """
+
+    def __init__(self, code="wifi-1944-1/2", algorithm=None, schedule="layered",
+                 max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
+                 output="info", on_failure="pass", llr_input="bit", output_format="symbols",
+                 devices=None, streams=None):
+        self.core = StreamDecoder(code, positive_llr_bit=positive_llr_bit, output=output,
+                                  on_failure=on_failure, llr_input=llr_input,
+                                  output_format=output_format, preset="latency",
+                                  devices=devices, streams=streams, algorithm=algorithm,
+                                  schedule=schedule, max_iterations=max_iterations,
+                                  early_stop=early_stop, backend=backend)
+        gr.basic_block.__init__(self, name="ldpc_decoder_pdu", in_sig=None, out_sig=None)
+        self.rejected = 0
+        self.message_port_register_in(pmt.intern(IN_PORT))
+        self.message_port_register_out(pmt.intern(OUT_PORT))
+        self.message_port_register_out(pmt.intern(STATS_PORT))
+        self.set_msg_handler(pmt.intern(IN_PORT), self.handle_pdu)
+
+    @property
+    def backend(self) -> str:
+        return self.core.backend
+
+    def stats(self) -> dict:
+        """The decoder's counters plus ``rejected`` (malformed PDUs)."""
+        return dict(self.core.stats(), rejected=self.rejected)
+
+    def _reject(self, why: str):
+        self.rejected += 1
+        gr.log.warn(f"ldpc_decoder_pdu: PDU rejected ({self.rejected} so far): {why}")
+        self.message_port_pub(pmt.intern(STATS_PORT), stats_to_pmt(self.stats()))
+
+    def handle_pdu(self, msg):
+        if not pmt.is_pair(msg) or not pmt.is_f32vector(pmt.cdr(msg)):
+            self._reject("expected a PDU (metadata, f32vector)")
+            return
+        meta = pmt.car(msg)
+        if not pmt.is_dict(meta):
+            meta = pmt.make_dict()
+        llr = np.array(pmt.f32vector_elements(pmt.cdr(msg)), dtype=np.float32)
+        vlen = self.core.vlen_in
+        if llr.size == 0 or llr.size % vlen:
+            self._reject(f"length {llr.size} is not a positive multiple of the frame length {vlen} "
+                         f"of code {self.core.code.name!r}")
+            return
+        batch = self.core.decode_frames(llr.reshape(-1, vlen))
+        meta = pmt.dict_add(meta, pmt.intern("iterations"),
+                            pmt.init_s32vector(batch.iterations.size, batch.iterations.tolist()))
+        meta = pmt.dict_add(meta, pmt.intern("valid"),
+                            pmt.init_u8vector(batch.valid.size, batch.valid.astype(np.uint8).tolist()))
+        meta = pmt.dict_add(meta, pmt.intern("frames"), pmt.from_long(batch.kept.size))
+        meta = pmt.dict_add(meta, pmt.intern("dropped"),
+                            pmt.from_long(llr.size // vlen - batch.kept.size))
+        bits = batch.out.reshape(-1)
+        self.message_port_pub(pmt.intern(OUT_PORT),
+                              pmt.cons(meta, pmt.init_u8vector(bits.size, bits.tolist())))
+        self.message_port_pub(pmt.intern(STATS_PORT), stats_to_pmt(self.stats()))
+
+    def stop(self):
+        self.core.close()
+        return True

@@ -1,0 +1,57 @@
+"""Codes by name: ``get("wifi-1944-1/2")``, ``get("wimax-2304-2/3A")``, ``get("gf32-744-653")``.
+
+Binary names are ``wifi-<n>-<rate>`` and ``wimax-<n>-<rate>`` (see
+:mod:`.standards`); GF(q) names ``gf<q>-<n>-<k>`` come from
+:data:`gpuldpc.codes.nb.FACTORIES`.  Each name gives the same object every time.
+"""
+from __future__ import annotations
+
+import difflib
+
+from .code import Code
+from .nb import FACTORIES
+from .standards import WIFI_RATES, WIFI_Z, WIMAX_LENGTHS, WIMAX_RATES, wifi, wimax
+
+_BINARY = {
+    **{f"wifi-{n}-{rate}": (wifi, n, rate) for n in WIFI_Z for rate in WIFI_RATES},
+    **{f"wimax-{n}-{rate}": (wimax, n, rate) for n in WIMAX_LENGTHS for rate in WIMAX_RATES},
+}
+_NB_CACHE: dict[str, Code] = {}
+
+
+class UnknownCodeError(KeyError):
+    """No code has this name; the message lists the closest names."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+def names() -> list[str]:
+    """Every registered name: WiFi, WiMAX, then the GF(q) codes."""
+    return list(_BINARY) + list(FACTORIES)
+
+
+def get(name: str) -> Code:
+    """The code registered as ``name`` (the same object on every call).
+
+    Raises
+    ------
+    UnknownCodeError (a KeyError)
+        When no code has that name; the message suggests close names.
+    """
+    if not isinstance(name, str):
+        raise TypeError("code name must be a string like 'wifi-1944-1/2', "
+                        f"got {type(name).__name__}")
+    if name in _BINARY:
+        build, n, rate = _BINARY[name]
+        return build(n, rate)
+    if name in FACTORIES:
+        if name not in _NB_CACHE:
+            _NB_CACHE[name] = FACTORIES[name]()
+        return _NB_CACHE[name]
+    by_lower = {known.lower(): known for known in names()}
+    close = [by_lower[c] for c in
+             difflib.get_close_matches(name.lower(), by_lower, n=5, cutoff=0.6)]
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+    raise UnknownCodeError(f"no code named {name!r}{hint} (gl.codes.names() lists "
+                           f"{len(_BINARY) + len(FACTORIES)} codes)")

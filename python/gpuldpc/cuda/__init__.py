@@ -1,0 +1,33 @@
+"""PyCUDA side of gpuldpc: device contexts, pinned buffers, streams, tuning, kernels.
+
+::
+
+    from gpuldpc.cuda import CudaDecoder
+    dec = CudaDecoder(gl.codes.get("wimax-2304-1/2"), max_iterations=10, early_stop=False)
+    llr = dec.pinned_llr(65536)            # page-locked: copied to the GPU as is
+    res = dec.decode(llr)                  # DecodeResult(bits, info, iterations, valid)
+    t = dec.submit(llr); ...; res = dec.result(t)   # overlap host work with decoding
+
+Modules: :mod:`.driver` (PyCUDA import, devices, kernel modules), :mod:`.context`
+(retained primary context per device, page-locked buffers), :mod:`.layout` (QC
+code -> kernel tables), :mod:`.tuning` (launch shapes, presets), :mod:`.decoder`
+(streams, batches, several GPUs).  ``gl.Decoder(code, backend="cuda")`` goes
+through :mod:`gpuldpc.decoders.cuda`.  Importing this package needs no GPU;
+using it without one raises :class:`~gpuldpc.decoders.front.BackendUnavailable`.
+"""
+from .context import CudaError, DeviceContext, is_pinned, pinned_empty  # noqa: F401
+from .decoder import CudaDecoder, Ticket, kernel_name  # noqa: F401
+from .driver import device_ids, driver  # noqa: F401
+from .layout import NotQuasiCyclic, QcLayout, qc_layout  # noqa: F401
+from .tuning import PRESETS, DeviceLimits, KernelAttributes, LaunchShape, launch_shape  # noqa: F401
+
+
+def available() -> bool:
+    """True when PyCUDA imports and at least one CUDA device is usable."""
+    from ..decoders.front import BackendUnavailable
+
+    try:
+        driver()
+    except BackendUnavailable:
+        return False
+    return True

@@ -1,0 +1,99 @@
+"""One GPU: its retained primary context, pushed and popped around every call.
+
+DESIGN.md "GPU rules": GNU Radio calls ``work()`` from a thread other than the one
+that built the block, so nothing here relies on a current context: every use goes
+through :meth:`DeviceContext.active`, which takes the device's lock, pushes the
+retained primary context, and pops it again.  Several :class:`DeviceContext`
+objects (several decoders) may use one GPU at once; the primary context is
+shared and each object keeps its own modules, streams and buffers.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from .driver import driver, load_module
+from .tuning import DeviceLimits, KernelAttributes
+
+
+class CudaError(RuntimeError):
+    """A CUDA call failed; the message names the kernel, the code and the batch."""
+
+
+def is_pinned(array: np.ndarray) -> bool:
+    """True when ``array``'s memory is page-locked host memory from PyCUDA."""
+    drv = driver()
+    kinds = tuple(getattr(drv, k) for k in ("HostAllocation", "PagelockedHostAllocation",
+                                            "RegisteredHostMemory") if hasattr(drv, k))
+    base = array
+    while base is not None:
+        if isinstance(base, kinds):
+            return True
+        base = getattr(base, "base", None)
+    return False
+
+
+def pinned_empty(shape, dtype) -> np.ndarray:
+    """A page-locked (portable: usable from every device's context) host array."""
+    drv = driver()
+    return drv.pagelocked_empty(shape, dtype, mem_flags=drv.host_alloc_flags.PORTABLE)
+
+
+class DeviceContext:
+    """A device id's retained primary context, its limits and its loaded kernels."""
+
+    def __init__(self, device_id: int):
+        drv = driver()
+        self.id = device_id
+        self.device = drv.Device(device_id)
+        self.name = self.device.name()
+        self.context = self.device.retain_primary_context()
+        self._lock = threading.RLock()
+        self._modules = {}
+        a = drv.device_attribute
+        attr = self.device.get_attribute
+        self.limits = DeviceLimits(
+            sm_count=attr(a.MULTIPROCESSOR_COUNT),
+            max_threads_per_sm=attr(a.MAX_THREADS_PER_MULTIPROCESSOR),
+            max_threads_per_block=attr(a.MAX_THREADS_PER_BLOCK),
+            registers_per_sm=attr(a.MAX_REGISTERS_PER_MULTIPROCESSOR),
+            shared_per_sm=attr(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+            shared_per_block_optin=attr(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+            max_blocks_per_sm=(attr(a.MAX_BLOCKS_PER_MULTIPROCESSOR)
+                               if hasattr(a, "MAX_BLOCKS_PER_MULTIPROCESSOR") else 32),
+        )
+
+    @contextlib.contextmanager
+    def active(self):
+        """Hold the device's lock with its primary context current (push ... pop)."""
+        with self._lock:
+            self.context.push()
+            try:
+                yield self
+            finally:
+                driver().Context.pop()
+
+    def function(self, module: str, kernel: str):
+        """A kernel of a module (loaded once per context); call inside :meth:`active`."""
+        if module not in self._modules:
+            self._modules[module] = load_module(module, self.device)
+        return self._modules[module][0].get_function(kernel)
+
+    def module_origin(self, module: str) -> str:
+        """Where a loaded module came from (fatbin path or compiled source)."""
+        return self._modules[module][1]
+
+    def kernel_attributes(self, func) -> KernelAttributes:
+        a = driver().function_attribute
+        return KernelAttributes(registers=func.get_attribute(a.NUM_REGS),
+                                static_shared=func.get_attribute(a.SHARED_SIZE_BYTES),
+                                local_bytes=func.get_attribute(a.LOCAL_SIZE_BYTES),
+                                max_threads=func.get_attribute(a.MAX_THREADS_PER_BLOCK))
+
+    def free_memory(self) -> int:
+        return driver().mem_get_info()[0]
+
+    def __repr__(self):
+        return f"DeviceContext({self.id}, {self.name!r})"

@@ -1,0 +1,104 @@
+"""PyCUDA access: import on first use, device enumeration, kernel modules.
+
+Nothing here runs at import time of :mod:`gpuldpc`: the package imports on
+machines without a GPU or PyCUDA, and :func:`driver` raises
+:class:`~gpuldpc.decoders.front.BackendUnavailable` there.  No
+``pycuda.autoinit``: contexts are the devices' retained primary contexts
+(:mod:`.context`).
+
+Kernel modules are looked up, in order, as
+
+1. ``$GPULDPC_KERNEL_DIR/<name>.fatbin`` (or ``.cubin``) when the variable is set;
+2. ``gpuldpc/kernels/<name>.fatbin``, installed by the CMake build
+   (``cmake/GpuldpcKernels.cmake``: sm_80, sm_90 and compute_90 PTX);
+3. the source ``kernels/<name>.cu`` of a source checkout, compiled once for the
+   device's architecture through ``pycuda.compiler.compile`` (nvcc) and cached
+   on disk in ``$GPULDPC_CACHE_DIR`` (default ``~/.cache/gpuldpc/kernels``).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from ..decoders.front import BackendUnavailable
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+_SOURCE_DIRS = (_PACKAGE / "kernels", _PACKAGE.parent.parent / "kernels")
+_lock = threading.Lock()
+_drv = None
+
+
+def driver():
+    """``pycuda.driver``, initialized; BackendUnavailable without PyCUDA or a GPU."""
+    global _drv
+    with _lock:
+        if _drv is None:
+            try:
+                import pycuda.driver as drv
+            except ImportError as exc:
+                raise BackendUnavailable(f"PyCUDA is not installed ({exc}); pip install pycuda") from exc
+            try:
+                drv.init()
+                count = drv.Device.count()
+            except Exception as exc:  # pycuda raises its own RuntimeError subclasses
+                raise BackendUnavailable(f"CUDA driver not usable: {exc}") from exc
+            if count == 0:
+                raise BackendUnavailable("no CUDA device is visible")
+            _drv = drv
+    return _drv
+
+
+def device_ids(devices) -> list[int]:
+    """Normalize ``devices``: None or "all" (every visible device), an int, or a list of ids."""
+    count = driver().Device.count()
+    if devices is None or devices == "all":
+        return list(range(count))
+    ids = [devices] if isinstance(devices, int) else list(devices)
+    if not ids or any(not isinstance(i, int) or not 0 <= i < count for i in ids) or len(set(ids)) != len(ids):
+        raise ValueError(f"devices={devices!r}: expected 'all', a device id or a list of distinct ids "
+                         f"in 0..{count - 1}")
+    return ids
+
+
+def _cache_dir() -> str:
+    path = os.environ.get("GPULDPC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpuldpc", "kernels")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _binary(name: str):
+    if os.environ.get("GPULDPC_KERNEL_DIR"):
+        for ext in (".fatbin", ".cubin"):
+            path = Path(os.environ["GPULDPC_KERNEL_DIR"]) / (name + ext)
+            if path.is_file():
+                return path
+    from .._native import kernel_fatbin
+
+    return kernel_fatbin(name)
+
+
+def load_module(name: str, device):
+    """The module ``name`` for ``device`` (a pycuda Device) in the current context."""
+    drv = driver()
+    path = _binary(name)
+    if path is not None:
+        return drv.module_from_file(str(path)), str(path)
+    for d in _SOURCE_DIRS:
+        src = d / (name + ".cu")
+        if src.is_file():
+            break
+    else:
+        raise BackendUnavailable(f"kernel module {name!r}: no {name}.fatbin in the package (build with "
+                                 f"CMake) and no source {name}.cu in {', '.join(map(str, _SOURCE_DIRS))}")
+    from pycuda.compiler import compile as nvcc_compile
+
+    major, minor = device.compute_capability()
+    try:
+        cubin = nvcc_compile(src.read_text(), no_extern_c=True, arch=f"sm_{major}{minor}",
+                             options=["-O3", "-std=c++17"], include_dirs=[str(src.parent)],
+                             cache_dir=_cache_dir())
+    except Exception as exc:
+        raise BackendUnavailable(f"compiling {src} for sm_{major}{minor} failed: {exc}") from exc
+    return drv.module_from_buffer(cubin), f"{src} (compiled for sm_{major}{minor})"

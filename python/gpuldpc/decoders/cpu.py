@@ -1,0 +1,134 @@
+"""The ``cpu`` backend: SIMD decoders in C++ (``gpuldpc._core``), see docs/cpu.md.
+
+``gl.Decoder(code, backend="cpu", precision=..., threads=N)`` lands here.
+
+Binary codes: layered or flooding min-sum ("nms", "oms") in float32, int16 or
+int8, and sum-product ("spa") in float32.  GF(q) codes (q <= 256): Min-Max
+("minmax" and "mmma", the same numbers, see :mod:`.reference_nb`) in float32,
+layered or flooding.  Frames are interleaved across SIMD lanes (a chunk is 16
+float32 / 32 int16 / 64 int8 frames with AVX-512, half with AVX2) and chunks
+are spread over a thread pool (``threads``, default every core); the GIL is
+released while decoding, so several Python threads may decode at once.
+
+Float32 min-sum and Min-Max give the reference decoder's decisions, iteration
+counts and syndrome flags bit for bit; "spa" matches its frame error rate.
+
+Fixed point (``precision="int16"`` / ``"int8"``, min-sum only): the channel
+LLR ``L`` becomes ``clip(round(L * llr_scale), -(2^(b-1)-1), 2^(b-1)-1)`` and
+every sum saturates to the same symmetric range; ``alpha`` is applied as
+``round(m * round(alpha * 2^(b-1)) / 2^(b-1))`` and ``beta`` as
+``round(beta * llr_scale)``.  ``llr_scale`` (a Decoder option) defaults to
+:data:`DEFAULT_LLR_SCALE`; min-sum is scale-invariant, so the scale only
+trades resolution against the saturation level (``int8`` default 6: steps of
+1/6, saturation at |L| = 21.2; ``int16`` default 64: steps of 1/64, saturation
+at |L| = 512).  docs/cpu.md gives the measured error rates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _native
+from .front import BackendUnavailable, make_result
+
+DEFAULT_LLR_SCALE = {"float32": 1.0, "int16": 64.0, "int8": 6.0}
+"""Fixed-point LLR unit per precision: integer = round(L * scale), saturated."""
+
+_NB_ALGORITHMS = ("minmax", "mmma")
+
+
+def _core():
+    try:
+        return _native.core()
+    except ImportError as exc:
+        raise BackendUnavailable(str(exc)) from exc
+
+
+def _threads(settings) -> int:
+    """Worker threads for _core: 0 means every core."""
+    return 0 if settings.threads is None else int(settings.threads)
+
+
+def _llr_scale(settings) -> float:
+    scale = settings.options.get("llr_scale", DEFAULT_LLR_SCALE[settings.precision])
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"llr_scale must be a positive finite number, got {scale!r}")
+    return float(scale)
+
+
+class CpuDecoder:
+    """A compiled decoder for one code; ``decode(llr) -> DecodeResult``.
+
+    ``llr`` is what :meth:`gpuldpc.Decoder.check_llr` returns: C-contiguous
+    float32 [batch, n] (binary) or [batch, n, q] (GF(q)), finite.
+
+    Attributes
+    ----------
+    lanes : int
+        Frames decoded together in one SIMD chunk on this machine; batches
+        that are multiples of ``lanes * threads`` keep every lane busy.
+    threads : int
+        Worker threads.
+    simd : str
+        Instruction set chosen at run time ("AVX3" = AVX-512, "AVX2", "SSE4").
+    """
+
+    def __init__(self, code, impl, simd):
+        self.code = code
+        self._impl = impl
+        self.simd = simd
+
+    @property
+    def lanes(self) -> int:
+        return self._impl.lanes
+
+    @property
+    def threads(self) -> int:
+        return self._impl.threads
+
+    def decode(self, llr: np.ndarray):
+        bits, iterations, valid = self._impl.decode(llr)
+        return make_result(self.code, bits, iterations, valid)
+
+
+def _binary(core, code, settings):
+    if settings.algorithm == "spa" and settings.precision != "float32":
+        raise ValueError(f"algorithm='spa' runs in float32 only on the cpu backend; "
+                         f"precision={settings.precision!r} is for 'nms' and 'oms'")
+    H = code.H
+    return core.BinaryDecoder(code.n, H.indptr, H.indices, settings.algorithm, settings.schedule,
+                              settings.precision, settings.max_iterations, settings.early_stop,
+                              settings.alpha, settings.beta, _llr_scale(settings),
+                              _threads(settings))
+
+
+def _non_binary(core, code, settings):
+    from ..gf import GF
+
+    if settings.algorithm not in _NB_ALGORITHMS:
+        raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not in the cpu backend "
+                                 f"(GF(q) codes: {', '.join(map(repr, _NB_ALGORITHMS))})")
+    if settings.precision != "float32":
+        raise ValueError(f"GF(q) Min-Max runs in float32 only on the cpu backend, "
+                         f"got precision={settings.precision!r}")
+    field, H = GF(code.q), code.H
+    elements = np.arange(code.q)
+    div = field.div[elements[None, :], H.data[:, None]].astype(np.int64)   # a / h_e
+    mul = field.mul[H.data[:, None], elements[None, :]].astype(np.int64)   # h_e a
+    return core.NonBinaryDecoder(code.n, code.q, H.indptr, H.indices, div, mul, settings.schedule,
+                                 settings.max_iterations, settings.early_stop, _threads(settings))
+
+
+def make(code, settings) -> CpuDecoder:
+    """Build the compiled decoder for ``code`` and validated ``settings`` (front.Settings).
+
+    Raises
+    ------
+    BackendUnavailable
+        ``gpuldpc._core`` is not built, or the algorithm is not in this backend.
+    ValueError
+        A precision the algorithm does not run in, or a bad ``llr_scale``.
+    """
+    core = _core()
+    build = _binary if code.is_binary else _non_binary
+    return CpuDecoder(code, build(core, code, settings), core.simd_target())

@@ -1,0 +1,137 @@
+"""Reference binary LDPC decoders: min-sum (normalized, offset) and sum-product.
+
+The float32 arithmetic below is the contract the cpu and cuda backends meet
+bit-exactly for "nms" and "oms" (see :mod:`gpuldpc.decoders.reference`).
+
+Check-node rules, for a check with incoming messages ``Q_j`` (float32) and the
+output to edge ``i`` computed from the others (``j != i``)::
+
+    sign(x)  = -1 if x < 0 else +1               (so -0.0 counts as +1)
+    s_i      = prod_{j != i} sign(Q_j)
+    mn_i     = min_{j != i} |Q_j|                  (exact: a selection)
+    nms:  R_i = s_i * (alpha * mn_i)               (one float32 multiply)
+    oms:  R_i = s_i * max(mn_i - beta, 0)          (one float32 subtraction)
+    spa:  R_i = s_i * 2 atanh(min(prod_{j != i} tanh(|Q_j| / 2), P_MAX))
+
+``s * v`` is a sign flip (exact).  ``alpha`` and ``beta`` are rounded to float32
+first.  For "spa" the products are forward-backward (prefix times suffix)
+products evaluated in float64 and ``R`` is rounded to float32; ``P_MAX =
+tanh(SPA_MAX_LLR / 2)`` caps ``|R|`` at ``SPA_MAX_LLR = 30`` (the product of
+``tanh`` values rounds to 1 for reliable inputs; atanh(1) is infinite).
+
+Variable-node side (all float32, ``R`` starts at 0):
+
+* layered: for each layer in order, for its edges ``Q = L - R_old``, new
+  ``R`` from the rule above, ``L = Q + R_new``; ``L`` starts as the channel
+  LLRs and is the posterior.
+* flooding: ``T = Lch + R_1 + R_2 + ...`` summed left to right over the
+  variable's edges in increasing check-row order; ``Q = T - R`` for every edge,
+  then every check's new ``R``; after the check update ``T`` is summed again
+  and is the posterior.
+
+Hard decision: bit 1 iff posterior < 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .front import make_result
+from .reference_graph import TannerGraph, run_iterations
+
+SPA_MAX_LLR = 30.0
+_P_MAX = np.tanh(SPA_MAX_LLR / 2.0)
+
+
+def _exclusive_sign_negative(q):
+    """Per edge: is the product of the other edges' signs negative? (sign(x) = -1 iff x < 0)."""
+    neg = q < 0
+    return neg ^ np.logical_xor.reduce(neg, axis=-1, keepdims=True)
+
+
+def _exclusive_min(mag):
+    """Per edge: min of the other edges' magnitudes, from the two smallest of each row."""
+    first = mag.argmin(axis=-1)[..., None]
+    min1 = np.take_along_axis(mag, first, axis=-1)
+    others = mag.copy()
+    np.put_along_axis(others, first, np.inf, axis=-1)
+    min2 = others.min(axis=-1, keepdims=True)
+    return np.where(np.arange(mag.shape[-1]) == first, min2, min1)
+
+
+def _exclusive_product(t):
+    """Per edge: product of the other edges' values (forward-backward: prefix * suffix)."""
+    ones = np.ones(t.shape[:-1] + (1,), dtype=t.dtype)
+    prefix = np.cumprod(np.concatenate([ones, t[..., :-1]], axis=-1), axis=-1)
+    suffix = np.cumprod(np.concatenate([ones, t[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return prefix * suffix
+
+
+def check_update(q, algorithm, alpha=0.75, beta=0.5):
+    """New check-to-variable messages from ``q`` [..., degree] (float32), see the module docstring."""
+    mag = np.abs(q)
+    if algorithm == "nms":
+        value = np.float32(alpha) * _exclusive_min(mag)
+    elif algorithm == "oms":
+        value = np.maximum(_exclusive_min(mag) - np.float32(beta), np.float32(0))
+    elif algorithm == "spa":
+        t = np.tanh(mag.astype(np.float64) / 2.0)
+        value = (2.0 * np.arctanh(np.minimum(_exclusive_product(t), _P_MAX))).astype(np.float32)
+    else:
+        raise ValueError(f"binary reference decoder: unknown algorithm {algorithm!r}")
+    return np.where(_exclusive_sign_negative(q), -value, value)
+
+
+class BinaryReferenceDecoder:
+    """Binary flooding / layered decoder; ``decode(llr[batch, n]) -> DecodeResult``."""
+
+    def __init__(self, code, settings):
+        self.code = code
+        self.settings = settings
+        self.graph = TannerGraph(code)
+
+    def _update(self, q):
+        s = self.settings
+        return check_update(q, s.algorithm, s.alpha, s.beta)
+
+    def _posterior(self, channel, r):
+        """Flooding posterior ``Lch + sum of R`` in increasing check-row order (float32)."""
+        total = channel.copy()
+        for slot in range(self.graph.vn_edges.shape[1]):
+            total += r[:, self.graph.vn_edges[:, slot]]
+        return total
+
+    def _layered_iteration(self, state):
+        post, r = state["post"], state["r"]
+        for layer in self.graph.layers:
+            for block in layer:
+                q = post[:, block.cols] - r[:, block.edges]
+                new = self._update(q)
+                r[:, block.edges] = new
+                post[:, block.cols] = q + new
+        return state
+
+    def _flooding_iteration(self, state):
+        g, r = self.graph, state["r"]
+        q = state["post"][:, g.edge_col] - r[:, :-1]
+        for block in g.all_checks:
+            r[:, block.edges] = self._update(q[:, block.edges])
+        state["post"] = self._posterior(state["channel"], r)
+        return state
+
+    def _satisfied(self, bits):
+        return ~self.graph.row_xor(bits[:, self.graph.edge_col]).any(axis=1)
+
+    def decode(self, llr):
+        """Decode validated float32 LLRs [batch, n]; see :mod:`gpuldpc.decoders.reference`."""
+        s = self.settings
+        batch = llr.shape[0]
+        state = {"post": llr.copy(), "r": np.zeros((batch, self.graph.num_edges + 1), np.float32)}
+        if s.schedule == "flooding":
+            state["channel"] = llr
+            iteration = self._flooding_iteration
+        else:
+            iteration = self._layered_iteration
+        bits, iterations, valid = run_iterations(
+            state, iteration, lambda st: (st["post"] < 0).astype(np.uint8), self._satisfied,
+            s.max_iterations, s.early_stop)
+        return make_result(self.code, bits, iterations, valid)

@@ -1,0 +1,125 @@
+"""Encoders and syndromes.
+
+Every encoder maps ``info`` uint8 [batch, k] to codewords uint8 [batch, n] and
+puts the information at ``info_positions`` (``0..k-1`` whenever the code
+allows it, which includes every standard code).
+
+* :class:`DualDiagonalEncoder` -- binary QC codes whose parity part is one
+  column h_b followed by a dual diagonal (IEEE 802.11n, 802.16e): linear time.
+* :class:`gpuldpc.gflinalg.GFqEncoder` -- every other code, binary (q = 2) or
+  GF(q): a generator obtained once by Gauss-Jordan elimination of H, pivots
+  searched from the last column backwards.
+
+``make_encoder(code)`` picks one; ``Code.encoder`` caches it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .codes.code import Code, CodeError
+from .gflinalg import GFqEncoder, gf_syndrome
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+def dual_diagonal_shift(base: np.ndarray) -> int | None:
+    """The shift x of sum_i P^{h_b,i} = P^x if ``base`` has the standards' parity structure.
+
+    Structure (kb = nb - mb): column kb is h_b; columns kb+1..nb-1 form the
+    dual diagonal (block (j, kb+1+j) and (j+1, kb+1+j) are identities, every
+    other block of those columns is zero); the circulants of h_b sum to a
+    single P^x over GF(2), i.e. exactly one shift occurs an odd number of
+    times (802.11n: (1, 0, 1) -> x = 0; 802.16e rate 3/4B: (0, 80, 0) ->
+    x = floor(80 z / 96)).  Returns None for any other base matrix.
+    """
+    base = np.asarray(base)
+    mb, nb = base.shape
+    kb = nb - mb
+    if kb < 1:
+        return None
+    expected = np.full((mb, mb - 1), -1)
+    j = np.arange(mb - 1)
+    expected[j, j] = 0
+    expected[j + 1, j] = 0
+    if not np.array_equal(base[:, kb + 1:], expected):
+        return None
+    shifts, counts = np.unique(base[:, kb][base[:, kb] >= 0], return_counts=True)
+    odd = shifts[counts % 2 == 1]
+    return int(odd[0]) if odd.size == 1 else None
+
+
+class DualDiagonalEncoder:
+    """Linear-time systematic encoder of the 802.11n / 802.16e codes.
+
+    The encoding the IEEE 802.11n (802.11-2020 Annex F) and 802.16e (section
+    8.4.9.2.5) parity structure was designed for: with the info split into
+    z-bit blocks u_j and (P^s v)[r] = v[(r+s) mod z],
+
+    * lambda_i = sum_j P^{s_ij} u_j for each block row i (index gathers);
+    * summing all block rows cancels the dual diagonal: P^x p_0 = sum_i lambda_i,
+      so p_0 = P^{-x} sum_i lambda_i (x from :func:`dual_diagonal_shift`);
+    * p_1 = lambda_0 + P^{h_0} p_0, p_{i+1} = p_i + lambda_i + P^{h_i} p_0
+      (a cumulative XOR over the block rows).
+
+    The codeword is [u, p_0, p_1, .., p_{mb-1}], vectorized over the batch.
+    """
+
+    def __init__(self, base: np.ndarray, z: int):
+        x = dual_diagonal_shift(base)
+        if x is None:
+            raise CodeError("base matrix has no h_b + dual-diagonal parity part; "
+                            "encode with gflinalg.GFqEncoder")
+        base = np.asarray(base, dtype=np.int64)
+        mb, nb = base.shape
+        kb = nb - mb
+        self.z = z
+        self.k, self.n = kb * z, nb * z
+        self.info_positions = _readonly(np.arange(self.k))
+        r = np.arange(z)
+        blocks = [np.flatnonzero(base[i, :kb] >= 0) for i in range(mb)]
+        width = max(1, max(len(b) for b in blocks))
+        # Index into [info, z zeros]: padding entries read the zero block.
+        gather = np.tile(self.k + r, (mb, width, 1))
+        for i, cols in enumerate(blocks):
+            gather[i, :len(cols)] = cols[:, None] * z + (r + base[i, cols][:, None]) % z
+        self._lambda_index = gather
+        self._p0_index = (r - x) % z
+        h = base[:, kb]
+        self._h_rows = np.flatnonzero(h >= 0)
+        self._h_index = (r + h[self._h_rows][:, None]) % z
+
+    def encode(self, info: np.ndarray) -> np.ndarray:
+        """uint8 [batch, k] -> uint8 [batch, n], information first."""
+        batch = info.shape[0]
+        ext = np.zeros((batch, self.k + self.z), dtype=np.uint8)
+        ext[:, :self.k] = info
+        lam = ext[:, self._lambda_index[:, 0]]                              # [batch, mb, z]
+        for t in range(1, self._lambda_index.shape[1]):
+            lam ^= ext[:, self._lambda_index[:, t]]
+        p0 = np.bitwise_xor.reduce(lam, axis=1)[:, self._p0_index]
+        lam[:, self._h_rows] ^= p0[:, self._h_index]
+        cw = np.empty((batch, self.n), dtype=np.uint8)
+        cw[:, :self.k] = info
+        cw[:, self.k:self.k + self.z] = p0
+        cw[:, self.k + self.z:] = np.bitwise_xor.accumulate(lam[:, :-1], axis=1).reshape(batch, -1)
+        return cw
+
+
+def make_encoder(code: Code):
+    """The encoder for ``code`` (called once by the cached ``Code.encoder``)."""
+    if code.is_binary and code.base is not None and dual_diagonal_shift(code.base) is not None:
+        return DualDiagonalEncoder(code.base, code.z)
+    return GFqEncoder(code)
+
+
+def syndrome(code: Code, words) -> np.ndarray:
+    """``H x^T`` over GF(q) for each word: [batch, n] -> uint8 [batch, m] (1-D -> 1-D)."""
+    words = np.asarray(words)
+    if words.ndim not in (1, 2) or words.shape[-1] != code.n:
+        raise ValueError(f"code {code.name!r}: words must have shape [batch, {code.n}], "
+                         f"got {words.shape}")
+    s = gf_syndrome(code.H, np.atleast_2d(words), code.q)
+    return s[0] if words.ndim == 1 else s

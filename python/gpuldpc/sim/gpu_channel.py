@@ -1,0 +1,155 @@
+"""One batch on the GPU: the codeword pool lives on the device, LLRs are made there.
+
+:class:`DeviceTransmitter` uploads the pool of :class:`~gpuldpc.sim.frames.Transmitter`
+once and launches ``kernels/sim_noise.cu`` per batch: the same counter-based
+Philox4x64-10 stream and Box-Muller normals as :mod:`gpuldpc.sim.noise`, the
+same channel arithmetic as :mod:`gpuldpc.sim.frames`, so a GPU batch equals
+the CPU's regeneration of it to a few float32 ulp (tests/sim/test_gpu_noise.py).
+
+The decoder reads the LLRs straight from device memory when its front door
+offers ``decode_device(llr_device_allocation, frames) -> DecodeResult``;
+otherwise they come back to a reused page-locked buffer and go through
+``Decoder.decode`` (one device-to-host copy per batch, still far cheaper than
+drawing the noise on the host).  The CUDA context is the device's retained
+primary context -- the one the cuda backend uses (DESIGN.md "GPU rules") --
+pushed and popped around every call; a worker process pinned to one GPU
+(``CUDA_VISIBLE_DEVICES``) sees it as device 0.
+"""
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import time
+
+import numpy as np
+
+from .. import channel
+from ..decoders.front import BackendUnavailable
+from .frames import POOL_SIZE, BatchCounts, Transmitter, count_batch
+from .noise import batch_key
+
+__all__ = ["DeviceTransmitter", "simulate_batch_on_device"]
+
+_THREADS = 256
+_KERNEL = "sim_noise"
+
+
+def _load_module():
+    """The compiled kernels: the installed fatbin, else ``kernels/sim_noise.cu`` of a source tree."""
+    import pycuda.driver as drv
+
+    from .._native import kernel_fatbin
+
+    fatbin = kernel_fatbin(_KERNEL)
+    if fatbin is not None:
+        return drv.module_from_file(str(fatbin))
+    source = pathlib.Path(__file__).resolve().parents[3] / "kernels" / f"{_KERNEL}.cu"
+    if not source.is_file():
+        raise BackendUnavailable(f"the {_KERNEL} kernel is neither installed (gpuldpc/kernels/{_KERNEL}.fatbin)"
+                                 f" nor in a source tree ({source}); reinstall gpuldpc with nvcc present")
+    from pycuda.compiler import SourceModule
+
+    return SourceModule(source.read_text(), no_extern_c=True, options=["-std=c++17"])
+
+
+@contextlib.contextmanager
+def _pushed(context):
+    context.push()
+    try:
+        yield
+    finally:
+        context.pop()
+
+
+class DeviceTransmitter:
+    """The pool of ``transmitter`` on the current GPU and the batch-LLR kernels.
+
+    Parameters
+    ----------
+    transmitter : Transmitter
+        Host pool (same seed and code) whose words the device sends.
+    """
+
+    def __init__(self, transmitter: Transmitter):
+        import pycuda.driver as drv
+
+        self._drv = drv
+        self.transmitter = transmitter
+        code = transmitter.code
+        self.m = code.bits_per_symbol
+        self.nbits = code.n * self.m
+        self.out_width = code.n if code.is_binary else code.n * code.q     # floats per frame
+        bits = transmitter.bits
+        drv.init()
+        self.context = drv.Device(0).retain_primary_context()
+        with _pushed(self.context):
+            module = _load_module()
+            if code.is_binary:
+                self._kernel = module.get_function("sim_bit_llr")
+                self._kernel.prepare("PiiqiQQffP")
+            else:
+                self._kernel = module.get_function("sim_symbol_llr")
+                self._kernel.prepare("PiiiqiQQffP")
+            self._pool = drv.mem_alloc(bits.nbytes)
+            drv.memcpy_htod(self._pool, bits)
+            self._stream = drv.Stream()
+        self._llr = None
+        self._host = None
+        self._capacity = 0
+
+    def _reserve(self, frames: int):
+        if frames > self._capacity:
+            self._llr = self._drv.mem_alloc(4 * frames * self.out_width)
+            self._host = self._drv.pagelocked_empty(frames * self.out_width, np.float32)
+            self._capacity = frames
+
+    def _launch(self, ebn0_db: float, batch: int, frames: int):
+        code = self.transmitter.code
+        sigma = channel.sigma_from_ebn0(ebn0_db, code.k / code.n)
+        k0, k1 = (np.uint64(k) for k in batch_key(self.transmitter.seed, code.name, ebn0_db, batch))
+        first_row = np.int64((int(batch) * frames) % POOL_SIZE)
+        gain, sigma32 = np.float32(2.0 / sigma ** 2), np.float32(sigma)
+        self._reserve(frames)
+        if code.is_binary:
+            blocks = -(-frames * self.nbits // 8)
+            self._kernel.prepared_async_call(((blocks + _THREADS - 1) // _THREADS, 1), (_THREADS, 1, 1),
+                                             self._stream, self._pool, np.int32(POOL_SIZE),
+                                             np.int32(self.nbits), first_row, np.int32(frames), k0, k1, sigma32,
+                                             gain, self._llr)
+        else:
+            symbols = frames * code.n
+            self._kernel.prepared_async_call(((symbols + _THREADS - 1) // _THREADS, 1), (_THREADS, 1, 1),
+                                             self._stream, self._pool, np.int32(POOL_SIZE), np.int32(code.n),
+                                             np.int32(self.m), first_row, np.int32(frames), k0, k1, sigma32,
+                                             gain, self._llr)
+
+    def llr_device(self, ebn0_db: float, batch: int, frames: int):
+        """Launch the batch's LLRs into the device buffer (valid until the next call); returns it."""
+        with _pushed(self.context):
+            self._launch(ebn0_db, batch, frames)
+            self._stream.synchronize()
+        return self._llr
+
+    def llr_host(self, ebn0_db: float, batch: int, frames: int) -> np.ndarray:
+        """The batch's LLRs made on the device, copied to the reused page-locked buffer
+        ([frames, n] or [frames, n, q] float32)."""
+        code = self.transmitter.code
+        with _pushed(self.context):
+            self._launch(ebn0_db, batch, frames)
+            host = self._host[:frames * self.out_width]
+            self._drv.memcpy_dtoh_async(host, self._llr, self._stream)
+            self._stream.synchronize()
+        shape = (frames, code.n) if code.is_binary else (frames, code.n, code.q)
+        return host.reshape(shape)
+
+
+def simulate_batch_on_device(decoder, device: DeviceTransmitter, ebn0_db: float, batch: int,
+                             frames: int) -> BatchCounts:
+    """LLRs on the GPU, decode, count (module docstring)."""
+    t0 = time.perf_counter()
+    decode_device = getattr(decoder, "decode_device", None)
+    if decode_device is not None:
+        result = decode_device(device.llr_device(ebn0_db, batch, frames), frames)
+    else:
+        result = decoder.decode(device.llr_host(ebn0_db, batch, frames))
+    return count_batch(device.transmitter, batch, result, time.perf_counter() - t0, decoder.backend)

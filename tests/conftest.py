@@ -1,0 +1,21 @@
+"""Fixtures shared by every test folder."""
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def native_core():
+    """The compiled module ``gpuldpc._core``.
+
+    Without it the test is skipped (a source tree on PYTHONPATH), except in CI
+    (``CI`` set, as ``.ci/run`` runs): there the package was just built and
+    installed, so a missing module is a failure.
+    """
+    from gpuldpc import _native
+
+    if not _native.available():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI: {_native.why_unavailable()}")
+        pytest.skip(_native.why_unavailable())
+    return _native.core()

@@ -1,0 +1,135 @@
+"""GRC: every example compiles (to the committed Python), and user errors are clear.
+
+Errors checked in Python and in ``grcc``: unknown code name, wrong vector
+length, a malformed matrix file, a code of the wrong kind for the block.
+"""
+import glob
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from gnuradio import blocks, gr
+
+import gpuldpc as gl
+from gnuradio import gpuldpc
+
+GRCC = shutil.which("grcc")
+needs_grcc = pytest.mark.skipif(GRCC is None, reason="grcc (GNU Radio Companion) is not installed")
+
+BAD_ALIST = "648 324\n3 7\n1 2\n"        # column weights line too short
+
+
+def grcc(repo, path, out_dir):
+    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"))
+    return subprocess.run([GRCC, "-o", str(out_dir), str(path)], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def decoder_graph(code, vlen, out_vlen):
+    """A .grc: vector source (float, vlen) -> LDPC Decoder(code) -> null sink (byte, out_vlen)."""
+    return f"""options:
+  parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
+    run_options: run, title: check}}
+  states: {{coordinate: [8, 8], rotation: 0, state: enabled}}
+blocks:
+- name: src
+  id: blocks_vector_source_x
+  parameters: {{repeat: 'False', tags: '[]', type: float, vector: '[0.0] * {vlen}', vlen: '{vlen}'}}
+  states: {{coordinate: [8, 100], rotation: 0, state: enabled}}
+- name: dec
+  id: gpuldpc_ldpc_decoder
+  parameters: {{code: '{code}'}}
+  states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
+- name: snk
+  id: blocks_null_sink
+  parameters: {{num_inputs: '1', type: byte, vlen: '{out_vlen}'}}
+  states: {{coordinate: [400, 100], rotation: 0, state: enabled}}
+connections:
+- [src, '0', dec, '0']
+- [dec, '0', snk, '0']
+metadata: {{file_format: 1, grc_version: 3.10.5.1}}
+"""
+
+
+@needs_grcc
+@pytest.mark.parametrize("name", sorted(os.path.basename(p) for p in
+                                        glob.glob(os.path.join(os.path.dirname(__file__), "..", "..",
+                                                               "examples", "*.grc"))))
+def test_example_compiles_to_the_committed_python(repo, tmp_path, name):
+    result = grcc(repo, os.path.join(repo, "examples", name), tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    generated = (tmp_path / name.replace(".grc", ".py")).read_text()
+    with open(os.path.join(repo, "examples", name.replace(".grc", ".py"))) as f:
+        assert generated == f.read(), f"examples/{name}: regenerate the .py with grcc -o examples"
+
+
+@needs_grcc
+@pytest.mark.parametrize("code, vlen, out_vlen, message", [
+    ("wifi-648-1/2", 647, 324, 'Source IO size "2588" does not match sink IO size "2592"'),
+    ("wifi-648-1/3", 648, 324, "no code named 'wifi-648-1/3'; did you mean 'wifi-648-2/3'"),
+    ("gf16-300-150", 1200, 150, 'Assertion "gpuldpc.load_code(code).is_binary" failed'),
+    ("BAD", 648, 324, "line 3: expected 648 integers (the 648 column weights), found 2"),
+])
+def test_grcc_reports_user_errors(repo, tmp_path, code, vlen, out_vlen, message):
+    if code == "BAD":
+        code = str(tmp_path / "bad.alist")
+        (tmp_path / "bad.alist").write_text(BAD_ALIST)
+    (tmp_path / "check.grc").write_text(decoder_graph(code, vlen, out_vlen))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+
+
+@needs_grcc
+def test_grcc_accepts_a_good_decoder_graph(repo, tmp_path):
+    (tmp_path / "check.grc").write_text(decoder_graph("wifi-648-1/2", 648, 324))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert "gpuldpc.ldpc_decoder(code='wifi-648-1/2'" in (tmp_path / "check.py").read_text()
+
+
+def test_unknown_code_name_in_python():
+    with pytest.raises(ValueError, match=r"no code named 'wifi-1944-1/3'; did you mean .*"
+                                         r"or give an existing \.alist file"):
+        gpuldpc.ldpc_decoder("wifi-1944-1/3")
+
+
+def test_bad_matrix_files_in_python(tmp_path):
+    bad = tmp_path / "bad.alist"
+    bad.write_text(BAD_ALIST)
+    with pytest.raises(gl.codes.CodeFormatError, match=r"bad\.alist', line 3: expected 648 integers"):
+        gpuldpc.ldpc_decoder(str(bad))
+    base = tmp_path / "base.txt"
+    base.write_text("0 -1 3\n1 2 -1\n")
+    with pytest.raises(ValueError, match=r"base\.txt:z=<expansion>"):
+        gpuldpc.ldpc_encoder(str(base))
+    code = gpuldpc.ldpc_encoder(f"{base}:z=5").core.code
+    assert (code.n, code.z) == (15, 5)
+
+
+def test_code_of_the_wrong_kind():
+    with pytest.raises(ValueError, match=r"'gf16-300-150' is a GF\(16\) code: use the NB-LDPC block"):
+        gpuldpc.ldpc_decoder("gf16-300-150")
+    with pytest.raises(ValueError, match=r"'wifi-648-1/2' is binary: use the LDPC block"):
+        gpuldpc.nb_ldpc_encoder("wifi-648-1/2")
+
+
+def test_wrong_vector_length_in_python():
+    decoder = gpuldpc.ldpc_decoder("wifi-648-1/2", backend="reference")
+    tb = gr.top_block()
+    with pytest.raises(Exception, match="itemsize mismatch"):
+        tb.connect(blocks.vector_source_f([0.0] * 647, False, 647), decoder)
+    with pytest.raises(ValueError, match=r"vector of 648 LLRs \(n=648 bit LLRs\), got shape "
+                                         r"\(2, 647\); set the upstream vector length to 648"):
+        decoder.core.decode_frames(np.zeros((2, 647), np.float32))
+
+
+def test_bad_parameters_in_python():
+    with pytest.raises(ValueError, match=r"positive_llr_bit must be 1 \(GNU Radio"):
+        gpuldpc.ldpc_decoder("wifi-648-1/2", positive_llr_bit=-1)
+    with pytest.raises(ValueError, match=r"on_failure='skip' is not one of 'pass', 'drop'"):
+        gpuldpc.ldpc_decoder("wifi-648-1/2", on_failure="skip")
+    with pytest.raises(ValueError, match=r"batch must be an integer >= 0"):
+        gpuldpc.ldpc_decoder("wifi-648-1/2", batch=-2)

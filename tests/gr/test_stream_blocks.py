@@ -1,0 +1,171 @@
+"""Stream blocks in real flowgraphs: vector_source -> block -> vector_sink, exact outputs.
+
+Frames are random codewords sent by BPSK over AWGN at an Eb/N0 where every
+frame decodes (checked against ``gl.Decoder`` on the same LLRs), plus frames of
+pure noise that fail the syndrome check.
+"""
+import time
+
+import numpy as np
+import pmt
+import pytest
+from gnuradio import blocks, gr
+
+import gpuldpc as gl
+from gnuradio import gpuldpc
+
+BINARY = "wifi-648-1/2"
+NB = "gf16-300-150"
+
+
+def run_stream(block, frames, sink_vlen, tags=()):
+    """Push ``frames`` (one row per item) through ``block``; return (output rows, sink tags)."""
+    frames = np.asarray(frames)
+    source_type = blocks.vector_source_f if frames.dtype.kind == "f" else blocks.vector_source_b
+    source = source_type(frames.ravel().tolist(), False, frames.shape[1], list(tags))
+    sink = blocks.vector_sink_b(sink_vlen)
+    tb = gr.top_block()
+    tb.connect(source, block, sink)
+    tb.run()
+    out = np.array(sink.data(), dtype=np.uint8).reshape(-1, sink_vlen)
+    return out, sink.tags()
+
+
+def tag_values(tags, key):
+    """{output item: value} of the tags named ``key``."""
+    return {t.offset: pmt.to_python(t.value) for t in tags if pmt.symbol_to_string(t.key) == key}
+
+
+@pytest.fixture(scope="module")
+def wifi_frames():
+    """6 codewords of wifi-648-1/2 and their LLRs (textbook sign) at Eb/N0 = 3 dB."""
+    code = gl.codes.get(BINARY)
+    rng = np.random.default_rng(7)
+    info = rng.integers(0, 2, (6, code.k), dtype=np.uint8)
+    llr = gl.channel.transmit(code, code.encode(info), 3.0, rng)
+    return code, info, llr
+
+
+def test_ldpc_decoder_gnuradio_sign_decodes_every_frame(wifi_frames, backend):
+    code, info, llr = wifi_frames
+    expected = gl.Decoder(code, backend=backend).decode(llr)
+    assert expected.valid.all() and np.array_equal(expected.info, info)
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, batch=4)
+    out, tags = run_stream(block, -llr, code.k)             # GNU Radio sign: positive = bit 1
+    assert np.array_equal(out, info)
+    assert tag_values(tags, "iterations") == dict(enumerate(expected.iterations.tolist()))
+    assert tag_values(tags, "valid") == {i: True for i in range(6)}
+    stats = block.stats()
+    assert (stats["frames"], stats["failures"], stats["dropped"]) == (6, 0, 0)
+    assert stats["mean_iterations"] == pytest.approx(expected.iterations.mean())
+    assert stats["backend"] == backend
+
+
+def test_ldpc_decoder_textbook_sign_and_codeword_output(wifi_frames, backend):
+    code, info, llr = wifi_frames
+    out, _ = run_stream(gpuldpc.ldpc_decoder(BINARY, backend=backend, positive_llr_bit=0,
+                                             output="codeword"), llr, code.n)
+    assert np.array_equal(out, code.encode(info))
+
+
+def test_ldpc_decoder_wrong_sign_fails_every_frame(wifi_frames, backend):
+    code, info, llr = wifi_frames
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, positive_llr_bit=0, max_iterations=3)
+    out, tags = run_stream(block, -llr, code.k)              # sign mismatch: complemented words
+    assert tag_values(tags, "valid") == {i: False for i in range(6)}
+    assert block.stats()["failures"] == 6
+    assert np.mean(out != info) > 0.3
+
+
+@pytest.mark.parametrize("on_failure", ["pass", "drop"])
+def test_failed_frames_pass_or_drop_with_counts_and_tags(wifi_frames, backend, on_failure, rng):
+    code, info, llr = wifi_frames
+    frames = -llr.copy()
+    bad = [1, 4]
+    frames[bad] = rng.normal(0.0, 0.3, (2, code.n)).astype(np.float32)   # no codeword near
+    marks = [gr.tag_utils.python_to_tag((i, pmt.intern("frame_no"), pmt.from_long(i)))
+             for i in range(6)]
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, on_failure=on_failure,
+                                 max_iterations=5, batch=3)
+    out, tags = run_stream(block, frames, code.k, marks)
+    good = [0, 2, 3, 5]
+    stats = block.stats()
+    assert (stats["frames"], stats["failures"]) == (6, 2)
+    if on_failure == "pass":
+        assert out.shape[0] == 6 and np.array_equal(out[good], info[good])
+        assert tag_values(tags, "valid") == {i: i not in bad for i in range(6)}
+        assert tag_values(tags, "frame_no") == {i: i for i in range(6)}
+        assert stats["dropped"] == 0
+    else:
+        assert np.array_equal(out, info[good])
+        assert tag_values(tags, "valid") == {i: True for i in range(4)}
+        assert tag_values(tags, "frame_no") == dict(enumerate(good))   # tags move with their frame
+        assert stats["dropped"] == 2
+
+
+def test_batch_larger_than_stream_loses_no_frame(wifi_frames, backend):
+    code, info, llr = wifi_frames
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, batch=64)
+    out, _ = run_stream(block, -llr[:5], code.k)
+    assert block.batch == 64 and np.array_equal(out, info[:5])
+
+
+def test_stats_port_reports_the_counters(wifi_frames, backend):
+    code, info, llr = wifi_frames
+    source = blocks.vector_source_f((-llr).ravel().tolist(), False, code.n)
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, batch=2, stats_interval=0.0)
+    store = blocks.message_debug()
+    tb = gr.top_block()
+    tb.connect(source, block, blocks.null_sink(gr.sizeof_char * code.k))
+    tb.msg_connect(block, "stats", store, "store")
+    tb.start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        last = store.get_message(store.num_messages() - 1) if store.num_messages() else None
+        if last is not None and pmt.to_python(last)["frames"] == 6:
+            break
+        time.sleep(0.02)
+    tb.stop()
+    tb.wait()
+    stats = pmt.to_python(last)
+    assert stats["frames"] == 6 and stats["failures"] == 0 and stats["dropped"] == 0
+    assert stats["backend"] == backend
+    assert stats["mean_iterations"] == pytest.approx(block.stats()["mean_iterations"])
+    assert stats["coded_mbps"] > 0
+
+
+def test_nb_ldpc_decoder_bit_and_symbol_llrs(backend):
+    code = gl.codes.get(NB)
+    rng = np.random.default_rng(11)
+    info = rng.integers(0, code.q, (3, code.k), dtype=np.uint8)
+    cw = code.encode(info)
+    m = code.bits_per_symbol
+    bits = gl.gf.GF(code.q).to_bits(cw).reshape(3, -1)
+    bit_llr = gl.channel.awgn_llr(bits, gl.channel.sigma_from_ebn0(4.0, code.rate), rng)
+    out, tags = run_stream(gpuldpc.nb_ldpc_decoder(NB, backend="reference"), -bit_llr, code.k)
+    assert np.array_equal(out, info)
+    assert tag_values(tags, "valid") == {0: True, 1: True, 2: True}
+    out, _ = run_stream(gpuldpc.nb_ldpc_decoder(NB, backend="reference", positive_llr_bit=0,
+                                                output="codeword", output_format="bits"),
+                        bit_llr, code.n * m)
+    assert np.array_equal(out, bits)
+    symbol_llr = gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q).reshape(3, -1)
+    out, _ = run_stream(gpuldpc.nb_ldpc_decoder(NB, backend="reference", llr_input="symbol"),
+                        symbol_llr, code.k)
+    assert np.array_equal(out, info)
+
+
+def test_encoders_equal_code_encode():
+    rng = np.random.default_rng(3)
+    code = gl.codes.get(BINARY)
+    info = rng.integers(0, 2, (4, code.k), dtype=np.uint8)
+    out, _ = run_stream(gpuldpc.ldpc_encoder(BINARY), info, code.n)
+    assert np.array_equal(out, code.encode(info))
+    nb = gl.codes.get(NB)
+    field = gl.gf.GF(nb.q)
+    symbols = rng.integers(0, nb.q, (4, nb.k), dtype=np.uint8)
+    out, _ = run_stream(gpuldpc.nb_ldpc_encoder(NB), symbols, nb.n)
+    assert np.array_equal(out, nb.encode(symbols))
+    bits_in = field.to_bits(symbols).reshape(4, -1)
+    out, _ = run_stream(gpuldpc.nb_ldpc_encoder(NB, symbols=False), bits_in, nb.n * nb.bits_per_symbol)
+    assert np.array_equal(out, field.to_bits(nb.encode(symbols)).reshape(4, -1))
