@@ -53,6 +53,6 @@ campaign nb "$NB_LIMIT" "$NB_BATCH" gf32-744-653 gf64-1512-1325 --algorithm mmma
     --ebn0 3.0:5.0:0.25 --max-errors 50 --max-frames 100000000 --min-fer 1e-7 --max-seconds "$NB_SECONDS"
 
 for name in binary nb; do
-    echo "== $name results.csv"
-    cat "$OUT/sim-$name/results.csv" 2>/dev/null
+    echo "== $name results (fr/s: frames per second of the GPU worker, channel + decode + counting)"
+    python3 -m gpuldpc.sim --show --out "$OUT/sim-$name"
 done

@@ -42,15 +42,31 @@ enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
 
 // Largest block the entry points accept (caps registers at 65536 / 512 = 128 a thread).
 constexpr int kMaxThreads = 512;
+#ifndef GPULDPC_MIN_BLOCKS
+#define GPULDPC_MIN_BLOCKS 1
+#endif
+constexpr int kMinBlocks = GPULDPC_MIN_BLOCKS;
 
-__device__ __forceinline__ float llr_value(float x, float) { return x; }
-__device__ __forceinline__ float llr_value(__half x, float scale) { return __half2float(x) * scale; }
-__device__ __forceinline__ float llr_value(signed char x, float scale) { return (float)x * scale; }
+// Input LLR as float32.  "+ 0.0f" turns -0.0 into +0.0 and leaves every other value as
+// it is; -0.0 and +0.0 behave alike under the reference's rules (sign(x) = -1 iff x < 0,
+// bit = 1 iff x < 0), and without -0.0 in the input no posterior or Q is ever -0.0 (a
+// float32 sum or difference is -0.0 only from -0.0 operands), so the sign bit of Q is
+// exactly "Q < 0" (used by the register kernels' sign bookkeeping).
+__device__ __forceinline__ float llr_value(float x, float) { return x + 0.0f; }
+__device__ __forceinline__ float llr_value(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
+__device__ __forceinline__ float llr_value(signed char x, float scale) { return (float)x * scale + 0.0f; }
 
 // v with its sign flipped when s == 1 (s in {0, 1}); equals v * (s ? -1 : 1) exactly.
 __device__ __forceinline__ float flip(float v, unsigned s)
 {
     return __int_as_float(__float_as_int(v) ^ (int)(s << 31));
+}
+
+// v with its sign flipped when bit e of `bits` is set (e a compile-time constant in the
+// unrolled loops: one shift and one LOP3).
+__device__ __forceinline__ float flip_bit(float v, unsigned bits, int e)
+{
+    return __int_as_float(__float_as_int(v) ^ (int)((bits << (31 - e)) & 0x80000000u));
 }
 
 // Check-to-variable magnitude f(min_excl): NMS alpha*m, OMS max(m - beta, 0).
@@ -89,12 +105,15 @@ __device__ __forceinline__ float boxplus(float a, float b)
 
 // Min-sum messages compressed per check row (min1, min2, idx, sign bits) and held in
 // registers: LAYERS_MAX rows per thread (one per layer), DC_MAX blocks per layer at most.
+// Per row the state is f(min1), f(min2) (f = the NMS scale or OMS offset, so the stored
+// values are the message magnitudes) and one word: the sign bits of the messages R (bit e
+// = sign of R to edge e = parity of all Q signs xor the sign of Q_e) | idx << 27.
 template <int LAYERS_MAX, int DC_MAX>
 struct RegisterMinSum {
     static constexpr int kLayers = LAYERS_MAX;
-    float mag1[LAYERS_MAX];   // f(min1) of the row's last update
-    float mag2[LAYERS_MAX];   // f(min2)
-    unsigned bits[LAYERS_MAX];  // sign bits of Q | idx << 27
+    float mag1[LAYERS_MAX];     // f(min1) of the row's last update
+    float mag2[LAYERS_MAX];     // f(min2)
+    unsigned bits[LAYERS_MAX];  // R sign bits | idx << 27
     int rule;
     float alpha, beta;
 
@@ -116,7 +135,6 @@ struct RegisterMinSum {
     {
         const unsigned old = bits[l];
         const int old_idx = (int)(old >> kIdxShift);
-        const unsigned old_par = __popc(old & kSignMask) & 1u;
         const float o1 = mag1[l], o2 = mag2[l];
         float q[DC_MAX];
         int col[DC_MAX];
@@ -127,25 +145,30 @@ struct RegisterMinSum {
         for (int e = 0; e < DC_MAX; ++e) {
             if (e < dc) {
                 col[e] = qc_column(edges[e], r, z);
-                const float r_old = flip(e == old_idx ? o2 : o1, ((old >> e) ^ old_par) & 1u);
-                q[e] = post[col[e]] - r_old;
-                two_min(q[e], e, m1, m2, idx, signs);
+                q[e] = post[col[e]] - flip_bit(e == old_idx ? o2 : o1, old, e);
+                // two-min (Algorithm 1, lines 9-13): min2 = min(min2, max(min1, |Q|)) is the
+                // same selection as "if |Q| < min1 ... else if |Q| < min2"
+                const float a = fabsf(q[e]);
+                idx = a < m1 ? e : idx;
+                m2 = fminf(m2, fmaxf(m1, a));
+                m1 = fminf(m1, a);
+                signs |= (__float_as_uint(q[e]) >> 31) << e;  // Q is never -0.0 (llr_value)
             }
         }
         const float n1 = minsum_magnitude(m1, rule, alpha, beta);
         const float n2 = minsum_magnitude(m2, rule, alpha, beta);
-        const unsigned par = __popc(signs) & 1u;
+        const unsigned rsign = signs ^ ((__popc(signs) & 1u) ? kSignMask : 0u);
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
             if (e < dc) {
-                const float r_new = flip(e == idx ? n2 : n1, ((signs >> e) ^ par) & 1u);
+                const float r_new = flip_bit(e == idx ? n2 : n1, rsign, e);
                 if (FLOOD) acc[col[e]] += r_new;
                 else post[col[e]] = q[e] + r_new;
             }
         }
         mag1[l] = n1;
         mag2[l] = n2;
-        bits[l] = signs | ((unsigned)idx << kIdxShift);
+        bits[l] = (rsign & kSignMask) | ((unsigned)idx << kIdxShift);
     }
 };
 
@@ -364,7 +387,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     llr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, \
         fpb, max_iter, early_stop, rule, alpha, beta
 #define GPULDPC_KERNEL(name, M, FLOOD, In)                                                          \
-    extern "C" __global__ void __launch_bounds__(kMaxThreads) name(GPULDPC_ARGS(In))                       \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) name(GPULDPC_ARGS(In))                       \
     {                                                                                               \
         decode_frames<M, FLOOD, In>(GPULDPC_PASS);                                                  \
     }

@@ -123,7 +123,10 @@ struct MagnitudeRule {
 // One check row of min-sum.  Q = post - R_old (stored in q_buf), the two
 // smallest |Q| and the sign parity; then R_new per edge (min2 for the edge
 // holding min1: when min1 occurs twice min2 == min1, so the rule is exact),
-// and, for the layered schedule, post = Q + R_new.
+// and, for the layered schedule, post = Q + R_new.  In fixed point the
+// layered schedule keeps R = post - Q, the part of R_new that survived the
+// saturation of post: storing R_new itself would later subtract more than was
+// added and flip the signs of saturated posteriors.
 template <bool kLayered, class D, typename T = hn::TFromD<D>>
 HWY_INLINE void MinSumRow(D d, const uint32_t* HWY_RESTRICT cols, size_t dc, T* HWY_RESTRICT post,
                           T* HWY_RESTRICT r, T* HWY_RESTRICT q_buf, const MagnitudeRule<D>& rule) {
@@ -145,8 +148,16 @@ HWY_INLINE void MinSumRow(D d, const uint32_t* HWY_RESTRICT cols, size_t dc, T* 
     const auto q = hn::Load(d, q_buf + e * N);
     const auto mag = hn::IfThenElse(hn::Eq(hn::Abs(q), min1), s2, s1);
     const auto rn = hn::IfNegativeThenElse(hn::Xor(parity, q), hn::Neg(mag), mag);
-    hn::Store(rn, d, r + e * N);
-    if constexpr (kLayered) hn::Store(AddSat(d, q, rn), d, post + cols[e] * N);
+    if constexpr (kLayered && !std::is_floating_point_v<T>) {
+      // Store the increment that survived saturation, L_new - Q (|.| <= |R_new|),
+      // so that the next Q = L - R of this row undoes exactly what was added.
+      const auto l = AddSat(d, q, rn);
+      hn::Store(l, d, post + cols[e] * N);
+      hn::Store(hn::Sub(l, q), d, r + e * N);
+    } else {
+      hn::Store(rn, d, r + e * N);
+      if constexpr (kLayered) hn::Store(q + rn, d, post + cols[e] * N);
+    }
   }
 }
 

@@ -150,13 +150,13 @@ def search_cpm_36(q: int, mb: int) -> np.ndarray:
 
 
 def systematic_rotation(E: np.ndarray, q: int) -> np.ndarray:
-    """E with its block columns rotated left by the smallest t that makes the last n-k columns independent."""
+    """E, block columns rotated left by the smallest t that makes H's last n-k columns independent."""
     H = disperse(E, q)
     k = H.shape[1] - gf_rank(H, q)
     for t in range(E.shape[1]):
         Et = np.roll(E, -t, axis=1)
         if np.array_equal(GFqEncoder(cpm_code("search", Et, q, k)).info_positions, np.arange(k)):
-            print(f"  GF({q}): block columns rotated left by {t}: information in positions 0..{k - 1}")
+            print(f"  GF({q}): block columns rotated left by {t}: information at 0..{k - 1}")
             return Et
     raise SystemExit(f"GF({q}): no rotation puts the information first")
 
@@ -209,7 +209,8 @@ def shortest_cycles_dv2(H) -> list[list[tuple[int, int, int]]]:
                         if key not in seen:
                             seen.add(key)
                             cyc_vars = vs + [v]
-                            cycles.append([(path[t], cyc_vars[t - 1], cyc_vars[t]) for t in range(L)])
+                            cycles.append([(path[t], cyc_vars[t - 1], cyc_vars[t])
+                                           for t in range(L)])
                     continue
                 if nxt > start and nxt not in path:
                     stack.append((nxt, v, path + [nxt], vs + [v]))
@@ -220,7 +221,8 @@ def choose_coefficients(H, q: int, cycles, rng: np.random.Generator) -> np.ndarr
     """Edge exponents [M, 3] (CSR order) with no balanced shortest cycle."""
     H = H.tocsr()
     M = H.shape[0]
-    pos = {(c, v): t for c in range(M) for t, v in enumerate(H.indices[H.indptr[c]:H.indptr[c + 1]])}
+    pos = {(c, v): t for c in range(M)
+           for t, v in enumerate(H.indices[H.indptr[c]:H.indptr[c + 1]])}
     idx = np.array([[(pos[c, vi], pos[c, vo]) for c, vi, vo in cyc] for cyc in cycles])  # [ncyc, L, 2]
     exps = rng.integers(0, q - 1, (M, 3))
     for rnd in range(1000):
@@ -262,7 +264,8 @@ def main() -> int:
         return 0
     base = search_dv2_support(rng)
     write_matrix("dv2_384_support_z32.txt", base,
-                 f"Support of the (2,3)-regular (384,128) codes: 8x12 circulant shifts, z = {DV2_384_Z},\n"
+                 f"Support of the (2,3)-regular (384,128) codes: 8x12 circulant shifts, "
+                 f"z = {DV2_384_Z},\n"
                  f"-1 = zero block, row r of a block has its 1 in column (r+s) mod z.\n"
                  f"Found by {tool} (seed {SEED}); Tanner girth 24.")
     S = qc_expand(base, DV2_384_Z)
@@ -271,7 +274,8 @@ def main() -> int:
     for q in (32, 64, 128, 256):
         exps = choose_coefficients(S, q, cycles, rng)
         write_matrix(f"gf{q}_384_128_coefficients.txt", exps,
-                     f"gf{q}-384-128: exponents e of the entries alpha^e of H, one line per check,\n"
+                     f"gf{q}-384-128: exponents e of the entries alpha^e of H, "
+                     f"one line per check,\n"
                      f"in column order of the support dv2_384_support_z32.txt.\n"
                      f"Found by {tool} (seed {SEED}): no balanced cycle of length 24.")
     return 0

@@ -42,14 +42,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     for name in ("frames", "batch", "iterations"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    try:
+        code = codes.get(args.code)
+    except KeyError as exc:
+        p.error(str(exc))
+    if not code.is_binary:
+        p.error(f"--code: the demo sends binary codes over BPSK; {args.code!r} is over GF({code.q})")
     return args
 
 
 def run(args: argparse.Namespace) -> dict:
     """Simulate ``args.frames`` frames; return the counts and rates."""
     code = codes.get(args.code)
-    if not code.is_binary:
-        raise ValueError(f"the demo sends binary codes over BPSK; {args.code!r} is over GF({code.q})")
     dec = Decoder(code, algorithm=args.algorithm, schedule=args.schedule,
                   max_iterations=args.iterations, backend=args.backend)
     rng = np.random.default_rng(args.seed)

@@ -204,7 +204,9 @@ class GaloisField:
         """Bits ``[..., m]`` (LSB first) -> elements ``[...]`` uint8."""
         bits = np.asarray(bits)
         if bits.shape[-1:] != (self.m,):
-            raise ValueError(f"{self!r}: bits must have last dimension m={self.m}, got {bits.shape}")
+            raise ValueError(
+                f"{self!r}: bits must have last dimension m={self.m}, got shape {bits.shape}"
+            )
         return (bits.astype(np.int64) << np.arange(self.m)).sum(axis=-1).astype(np.uint8)
 
     def mul_matrix(self, c: int) -> np.ndarray:

@@ -2,17 +2,18 @@
 
 Gaussian elimination over GF(2) works on bit-packed rows (64 columns per
 uint64 word, XOR of whole rows); over GF(q) on uint8 rows with the
-multiplication table of :mod:`gpuldpc.gf`.  Either way the forward sweep only
-touches the columns right of the pivot, since every row below the pivot row
-is zero to its left.
+multiplication table of :mod:`gpuldpc.gf`.  Either way a row update only
+touches the columns from the pivot on: the pivot row is zero left of its pivot
+(the rows it came from were zero there).
 
 Encoding (:class:`GFqEncoder`): H [M, N] of rank r is brought to reduced row
 echelon form with pivots searched **from the last column backwards**, which
 picks the last r columns whenever they are independent.  Pivot row t then
 reads ``x_{P_t} + sum_{j in info} R[t, j] x_j = 0``, so the parity symbols are
 ``x_P = R_info u`` (characteristic 2: minus is plus).  The product runs over
-GF(2) on binary images (:func:`gpuldpc.gf.binary_image`, one BLAS matrix
-product for the whole batch): ``bits(x_P) = bits(u) @ G mod 2`` with
+GF(2) on binary images (m x m blocks of :meth:`gpuldpc.gf.GaloisField.mul_matrix`;
+one float32 BLAS matrix product per batch chunk, exact since the integer sums
+stay below 2^24): ``bits(x_P) = bits(u) @ G mod 2`` with
 ``G[(i, a), (t, b)] = mul_matrix(R[t, i])[b, a]``.
 """
 from __future__ import annotations
@@ -236,5 +237,6 @@ class GFqEncoder:
         for b0 in range(0, B, step):
             ubits = F.to_bits(info[b0:b0 + step]).reshape(-1, self._G.shape[0]).astype(np.float32)
             pbits = (ubits @ self._G).astype(np.int64) & 1  # exact: integer sums < 2^24
-            cw[b0:b0 + step, self.parity_positions] = F.from_bits(pbits.reshape(len(ubits), -1, F.m))
+            parity = F.from_bits(pbits.reshape(len(ubits), -1, F.m))
+            cw[b0:b0 + step, self.parity_positions] = parity
         return cw

@@ -41,6 +41,7 @@ import os
 import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -56,6 +57,12 @@ LLR_INPUTS = ("bit", "symbol")
 OUTPUT_FORMATS = ("symbols", "bits")
 ON_FAILURE = ("pass", "drop")
 PRESETS = ("latency", "throughput")
+
+STAGE_SPLIT_BYTES = 8 << 20
+STAGE_THREADS = max(1, min(8, os.cpu_count() or 1))
+"""Batches above ``STAGE_SPLIT_BYTES`` are staged by ``STAGE_THREADS`` threads (NumPy
+releases the GIL): one thread copies a few GB/s, less than a GPU decodes (4 bytes per
+coded bit of float32 LLRs)."""
 
 PRESET_BATCH = {"latency": 1, "throughput": 64}
 """Frames per ``work()`` call when neither ``batch`` nor the backend says otherwise.
@@ -145,7 +152,8 @@ class FrameBatch(NamedTuple):
 
     out : uint8 [kept, vlen_out]
         The frames that leave the block (all of them with ``on_failure="pass"``,
-        the valid ones with ``"drop"``).
+        the valid ones with ``"drop"``); may be a view of the decoder's result,
+        copy it out before the next call.
     kept : int array [kept]
         Index (0..frames-1) of each output frame in the input batch.
     iterations, valid : [kept]
@@ -228,6 +236,7 @@ class StreamDecoder:
         hint = getattr(self.decoder, "preferred_batch", None)
         self.batch = int(batch) or int(hint(preset) if callable(hint) else PRESET_BATCH[preset])
         self._stage = self._new_stage(self.batch)
+        self._pool = None
         self._lock = threading.Lock()
         self._counters = Counters()
 
@@ -235,6 +244,11 @@ class StreamDecoder:
     def backend(self) -> str:
         """The backend the decoder runs on (``cuda``, ``cpu`` or ``reference``)."""
         return self.decoder.backend
+
+    def _copy_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(STAGE_THREADS, "gpuldpc-stage")
+        return self._pool
 
     def _new_stage(self, count: int) -> np.ndarray:
         """The staging array: page-locked when the decoder offers it (``pinned_llr``), so a
@@ -250,10 +264,15 @@ class StreamDecoder:
         if count > self._stage.shape[0]:
             self._stage = self._new_stage(count)
         stage = self._stage[:count]
-        if self.llr_input == "bit" and self.positive_llr_bit == 1:
-            np.negative(frames, out=stage)
+        copy = np.negative if self.llr_input == "bit" and self.positive_llr_bit == 1 else \
+            (lambda src, out: np.copyto(out, src))
+        if frames.nbytes < STAGE_SPLIT_BYTES:
+            copy(frames, out=stage)
         else:
-            np.copyto(stage, frames)
+            edges = np.linspace(0, count, STAGE_THREADS + 1).astype(int)
+            pool = self._copy_pool()
+            list(pool.map(lambda ab: copy(frames[ab[0]:ab[1]], out=stage[ab[0]:ab[1]]),
+                          zip(edges[:-1], edges[1:])))
         if self.code.is_binary:
             return stage
         if self.llr_input == "bit":
@@ -283,8 +302,12 @@ class StreamDecoder:
         result = self.decoder.decode(self._staged_llr(frames))
         busy = time.perf_counter() - start
         valid = np.asarray(result.valid, dtype=bool)
-        kept = np.arange(frames.shape[0]) if self.on_failure == "pass" else np.flatnonzero(valid)
-        words = self._shape_output(result)[kept]
+        words = self._shape_output(result)
+        if self.on_failure == "pass":
+            kept = np.arange(frames.shape[0])
+        else:
+            kept = np.flatnonzero(valid)
+            words = words[kept]
         with self._lock:
             c = self._counters
             c.frames += frames.shape[0]
@@ -292,7 +315,7 @@ class StreamDecoder:
             c.dropped += int(frames.shape[0] - kept.size)
             c.iterations += int(np.sum(result.iterations))
             c.busy_s += busy
-        return FrameBatch(np.ascontiguousarray(words, dtype=np.uint8), kept,
+        return FrameBatch(words, kept,
                           np.asarray(result.iterations, dtype=np.int32)[kept], valid[kept])
 
     def _input_description(self) -> str:
@@ -323,6 +346,9 @@ class StreamDecoder:
 
     def close(self):
         """Release the decoder's resources (GPU memory, contexts) where it holds any."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
         release = getattr(self.decoder, "close", None)
         if callable(release):
             release()

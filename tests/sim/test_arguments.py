@@ -63,3 +63,15 @@ def test_api_raises_simerror_a_valueerror():
     assert issubclass(SimError, ValueError)
     with pytest.raises(SimError, match="the same code, algorithm and iteration count is given twice"):
         CampaignSpec.make("wifi-648-1/2", "1", algorithms=["nms", "nms"])
+
+
+def test_failing_batch_exits_1_naming_the_batch(capsys, tmp_path):
+    import gpuldpc.cuda
+
+    if gpuldpc.cuda.available():
+        pytest.skip("a GPU is usable here: the cuda backend would not fail")
+    assert main(["wifi-648-1/2", "--ebn0", "1", "--backend", "cuda", "--batch", "16", "--quiet",
+                 "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "batch 0 of wifi-648-1/2 nms layered 10 it  1.00 dB failed on its worker: BackendUnavailable" in err
+    assert "add --resume" in err

@@ -59,23 +59,37 @@ def _stored_batches(path) -> int:
         return 0
 
 
-def test_resume_after_kill_gives_the_same_counts(backend, cli_env, row_counts, tmp_path):
-    """Kill the CLI once some batches are stored, resume, compare with an uninterrupted run."""
-    args = [sys.executable, "-m", "gpuldpc.sim", "wifi-648-1/2", "--ebn0", "2.0:2.5:0.5", "--algorithm", "nms",
-            "--iterations", "8", "--max-errors", "1000", "--max-frames", "640", "--batch", "16", "--seed", "3",
-            "--backend", backend, "--quiet"]
-    killed = tmp_path / "killed"
-    proc = subprocess.Popen(args + ["--out", str(killed)], env=cli_env, stdout=subprocess.DEVNULL,
+def _start_and_kill(args, out, env, after_batches: int):
+    """Start the CLI, SIGKILL it once ``after_batches`` batches are stored; False if it finished first."""
+    proc = subprocess.Popen(args + ["--out", str(out)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    while _stored_batches(killed / "results.sqlite") < 8:
-        assert proc.poll() is None, proc.stderr.read().decode()
-        assert time.monotonic() < deadline, "the campaign stored no batch within 120 s"
-        time.sleep(0.05)
+    while _stored_batches(out / "results.sqlite") < after_batches:
+        if proc.poll() is not None:
+            assert proc.returncode == 0, proc.stderr.read().decode()
+            return False
+        assert time.monotonic() < deadline, "the campaign stored too few batches within 120 s"
+        time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    return True
+
+
+def test_resume_after_kill_gives_the_same_counts(backend, cli_env, row_counts, tmp_path):
+    """Kill the CLI once some batches are stored, resume, compare with an uninterrupted run."""
+    base = [sys.executable, "-m", "gpuldpc.sim", "wifi-648-1/2", "--ebn0", "2.0:2.5:0.5", "--algorithm", "nms",
+            "--iterations", "8", "--max-errors", "100000", "--batch", "16", "--seed", "3", "--backend", backend,
+            "--quiet"]
+    for frames in (640, 6400, 64000):          # a larger campaign when the backend outran the kill
+        args = base + ["--max-frames", str(frames)]
+        killed = tmp_path / f"killed{frames}"
+        if _start_and_kill(args, killed, cli_env, after_batches=8):
+            break
+    else:
+        pytest.fail("every campaign finished before it could be killed")
+    total = 2 * frames // 16
     partial = _stored_batches(killed / "results.sqlite")
-    assert 8 <= partial < 80                                  # 2 points x 40 batches
+    assert 8 <= partial < total
     resumed = subprocess.run(args + ["--out", str(killed), "--resume"], env=cli_env, capture_output=True)
     assert resumed.returncode == 0, resumed.stderr.decode()
     whole = subprocess.run(args + ["--out", str(tmp_path / "whole")], env=cli_env, capture_output=True)
@@ -83,8 +97,8 @@ def test_resume_after_kill_gives_the_same_counts(backend, cli_env, row_counts, t
     a = read_csv(killed / "results.csv")
     b = read_csv(tmp_path / "whole" / "results.csv")
     assert row_counts(a) == row_counts(b)
-    assert [r["frames"] for r in a] == [640, 640]
-    assert _stored_batches(killed / "results.sqlite") == 80     # nothing counted twice, nothing lost
+    assert [r["frames"] for r in a] == [frames, frames]
+    assert _stored_batches(killed / "results.sqlite") == total     # nothing counted twice, nothing lost
 
 
 def test_local_worker_processes_match_one_process(small_spec, reference_rows, row_counts, tmp_path):
@@ -110,3 +124,15 @@ def _decoders_in_this_process() -> int:
     from gpuldpc.sim import worker
 
     return len(worker._decoders)
+
+
+def test_min_fer_skips_higher_points_and_max_seconds_cuts_points(small_args, tmp_path):
+    # 2.5 dB ends with FER ~5e-3 < 0.05, so 3.5 dB is never simulated
+    spec = CampaignSpec.make(**{**small_args, "ebn0": "1.5:3.5:1.0", "min_fer": 0.05})
+    rows = run_campaign(spec, tmp_path / "minfer", progress=False)
+    assert [r["ebn0_db"] for r in rows] == [1.5, 2.5]
+    # a point's wall time is checked between batches: with 1 ms each point stops after its first batch
+    spec = CampaignSpec.make(**{**small_args, "max_seconds": 0.001})
+    rows = run_campaign(spec, tmp_path / "seconds", progress=False)
+    assert [(r["frames"], r["batches"]) for r in rows] == [(16, 1), (16, 1)]
+    assert {r["status"] for r in rows} <= {"partial", "errors"}

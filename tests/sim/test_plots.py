@@ -4,6 +4,7 @@ import re
 import numpy as np
 
 from gpuldpc.sim import CampaignSpec, plot_results, read_csv, read_reference_curve, run_campaign
+from gpuldpc.sim.cli import main
 from gpuldpc.sim.plot import series_id
 
 
@@ -30,3 +31,22 @@ def test_plots_overlay_runs_and_reference(small_args, tmp_path):
     x, y = lines["ref-fer-aff3ct_fer"].get_data()
     assert list(x) == [1.0, 2.0] and list(y) == [0.5, 0.02]                  # FER 0 is not drawn on log axes
     assert ax_ber.get_yscale() == "log" and ax_fer.get_xlabel() == "Eb/N0 (dB)"
+
+
+def test_show_rewrites_csv_and_plots_from_the_store(small_spec, tmp_path, capsys):
+    rows = run_campaign(small_spec, tmp_path, progress=False)
+    for name in ("results.csv", "error_rates.png", "error_rates.svg"):
+        (tmp_path / name).unlink()
+    assert main(["--show", "--out", str(tmp_path)]) == 0
+    assert read_csv(tmp_path / "results.csv") == read_csv_rows(rows)
+    assert (tmp_path / "error_rates.svg").is_file() and (tmp_path / "error_rates.png").is_file()
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["code", "alg", "it", "Eb/N0", "frames", "fe", "FER", "BER", "iter", "fr/s",
+                                "status"]
+    assert [line.split()[3:6] for line in table[1:]] == [[f"{r['ebn0_db']:.2f}", str(r["frames"]),
+                                                          str(r["frame_errors"])] for r in rows]
+
+
+def read_csv_rows(rows):
+    """Rows as read back from a CSV (floats written with 6 significant digits)."""
+    return [{k: (float(f"{v:.6g}") if isinstance(v, float) else v) for k, v in r.items()} for r in rows]

@@ -62,7 +62,7 @@ class Code:
     standard: Optional[str] = None
 
     def __post_init__(self):
-        H = sp.csr_matrix(self.H)
+        H = sp.csr_matrix(self.H, copy=True)
         H.sort_indices()
         H.eliminate_zeros()
         for arr in (H.data, H.indices, H.indptr):

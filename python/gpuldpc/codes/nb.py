@@ -18,7 +18,7 @@ The codes (``FACTORIES``; n, k in symbols; girth of the Tanner graph)::
   gf32-837-726    32  (4,27)   837   726   111    6     W = [alpha^(j-i) + 1], rows 0..3, cols 4..30
   gf64-1512-1325  64  (3,24)   1512  1325  187    6     s(i,j) = i*j mod 63, i<3, j<24
   gf32-620-310    32  (3,6)    620   310   310    4     Rice nbldpc 10x20 array (data file)
-  gf16-300-150    16  (3,6)    300   150   150    4     Rice nbldpc 10x20 array, block cols rotated by 2
+  gf16-300-150    16  (3,6)    300   150   150    4     Rice nbldpc 10x20 array, columns rotated
   gf64-1260-630   64  (3,6)    1260  630   630    6     Rice nbldpc 10x20 array (data file)
   gf4-192-96       4  (3,6)    192    96    96    6     32x64 array, searched (tools/find_nb_codes.py)
   gf8-224-112      8  (3,6)    224   112   112    8     16x32 array, searched (tools/find_nb_codes.py)
@@ -31,7 +31,7 @@ block columns are rotated left by 2 for that; an equivalent code).  The three
 rank-deficient arrays cannot: with every block nonzero, the columns of any two
 whole block columns are dependent (each block's columns, scaled by
 alpha^-c, sum to the all-ones vector), and the last n-k columns always hold
-two whole block columns.  Their encoders put the information at
+at least two whole block columns.  Their encoders put the information at
 ``code.info_positions``: (744,653) 0..651 and 682; (837,726) 0..718,
 744..749 and 775; (1512,1325) 0..1323 and 1386.
 The Rice (620,310) and (300,150) matrices have 4-cycles (8 base 4-cycles with
@@ -70,7 +70,8 @@ DV2_384_Z = 32
 
 
 def _exponent_matrix(base_exponents, q: int) -> np.ndarray:
-    GF(q)
+    """``base_exponents`` as int64 after checking shape and range (-1 or 0..q-2)."""
+    GF(q)  # raises for an unsupported q
     E = np.asarray(base_exponents)
     if E.ndim != 2 or E.size == 0:
         raise CodeError(f"base exponent matrix must be a non-empty 2-D array, got shape {E.shape}")
@@ -111,7 +112,9 @@ def cpm_exponents(H, q: int) -> np.ndarray:
     alpha-multiplied CPM A(alpha^s).
     """
     z = q - 1
-    H = sp.csr_matrix(H).tocoo()  # canonical: no duplicate entries
+    H = sp.csr_matrix(H, copy=True)
+    H.eliminate_zeros()
+    H = H.tocoo()  # from CSR: no duplicate entries
     M, N = H.shape
     if M % z or N % z:
         raise CodeError(f"H shape {H.shape} is not a multiple of q-1 = {z}")
@@ -231,6 +234,11 @@ def _rice(q: int, n: int, rotate: int = 0) -> Code:
     return cpm_code(f"gf{q}-{n}-{k}", base, q, k)
 
 
+def _searched(q: int, n: int, k: int) -> Code:
+    """An alpha-CPM array found by tools/find_nb_codes.py."""
+    return cpm_code(f"gf{q}-{n}-{k}", read_matrix(f"gf{q}_{n}_{k}_base_exponents.txt"), q, k)
+
+
 FACTORIES = {
     "gf32-744-653": lambda: cpm_code("gf32-744-653", alpha_ij_exponents(32, 3, 24), 32, 653),
     "gf32-837-726": lambda: cpm_code("gf32-837-726", zech_array_exponents(32)[0:4, 4:31], 32, 726),
@@ -238,8 +246,8 @@ FACTORIES = {
     "gf32-620-310": lambda: _rice(32, 620),
     "gf16-300-150": lambda: _rice(16, 300, rotate=2),
     "gf64-1260-630": lambda: _rice(64, 1260),
-    "gf4-192-96": lambda: cpm_code("gf4-192-96", read_matrix("gf4_192_96_base_exponents.txt"), 4, 96),
-    "gf8-224-112": lambda: cpm_code("gf8-224-112", read_matrix("gf8_224_112_base_exponents.txt"), 8, 112),
+    "gf4-192-96": lambda: _searched(4, 192, 96),
+    "gf8-224-112": lambda: _searched(8, 224, 112),
     **{f"gf{q}-384-128": (lambda q=q: dv2_384_code(q)) for q in (32, 64, 128, 256)},
 }
 """Code name -> zero-argument factory returning a new :class:`Code` (see the table above)."""

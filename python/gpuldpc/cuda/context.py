@@ -35,10 +35,12 @@ def is_pinned(array: np.ndarray) -> bool:
     return False
 
 
-def pinned_empty(shape, dtype) -> np.ndarray:
-    """A page-locked (portable: usable from every device's context) host array."""
+def pinned_empty(shape, dtype, ctx: "DeviceContext") -> np.ndarray:
+    """A page-locked host array, portable (usable from every device's context);
+    CUDA allocates it under ``ctx``'s context."""
     drv = driver()
-    return drv.pagelocked_empty(shape, dtype, mem_flags=drv.host_alloc_flags.PORTABLE)
+    with ctx.active():
+        return drv.pagelocked_empty(shape, dtype, mem_flags=drv.host_alloc_flags.PORTABLE)
 
 
 class DeviceContext:

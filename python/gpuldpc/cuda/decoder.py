@@ -68,14 +68,14 @@ class Ticket(NamedTuple):
 class _Slot:
     """One stream with its pinned host buffers and device buffers (``capacity`` frames)."""
 
-    def __init__(self, capacity, n, llr_dtype, bits_width, msg_floats):
+    def __init__(self, ctx, capacity, n, llr_dtype, bits_width, msg_floats):
         drv = driver()
         self.stream = drv.Stream()
         self.capacity = capacity
-        self.host_in = pinned_empty((capacity, n), llr_dtype)
-        self.host_bits = pinned_empty((capacity, bits_width), np.uint8)
-        self.host_iters = pinned_empty(capacity, np.int32)
-        self.host_valid = pinned_empty(capacity, np.uint8)
+        self.host_in = pinned_empty((capacity, n), llr_dtype, ctx)
+        self.host_bits = pinned_empty((capacity, bits_width), np.uint8, ctx)
+        self.host_iters = pinned_empty(capacity, np.int32, ctx)
+        self.host_valid = pinned_empty(capacity, np.uint8, ctx)
         self.dev_in = drv.mem_alloc(self.host_in.nbytes)
         self.dev_bits = drv.mem_alloc(self.host_bits.nbytes)
         self.dev_iters = drv.mem_alloc(self.host_iters.nbytes)
@@ -122,7 +122,7 @@ class _DeviceEngine:
                     raise drv.MemoryError("requested more than the free device memory")
                 self.edges = drv.to_device(layout.edges)
                 self.layer_start = drv.to_device(layout.layer_start)
-                self.slots = [_Slot(self.chunk, layout.n, owner.llr_np_dtype, owner.bits_width, msg_floats)
+                self.slots = [_Slot(ctx, self.chunk, layout.n, owner.llr_np_dtype, owner.bits_width, msg_floats)
                               for _ in range(self.streams)]
             except drv.MemoryError as exc:
                 raise MemoryError(
@@ -258,11 +258,11 @@ class CudaDecoder:
     # ----------------------------------------------------------------- buffers
     def pinned_llr(self, batch: int) -> np.ndarray:
         """A page-locked LLR array [batch, n] of ``llr_dtype`` that ``decode`` copies as is."""
-        return pinned_empty((batch, self.code.n), self.llr_np_dtype)
+        return pinned_empty((batch, self.code.n), self.llr_np_dtype, self.engines[0].ctx)
 
     def pinned_bits(self, batch: int) -> np.ndarray:
         """A page-locked hard-decision array for ``out=``."""
-        return pinned_empty((batch, self.bits_width), np.uint8)
+        return pinned_empty((batch, self.bits_width), np.uint8, self.engines[0].ctx)
 
     def check_llr(self, llr) -> np.ndarray:
         """Validate ``llr`` [batch, n] of ``llr_dtype``; returns a C-contiguous array."""
@@ -284,8 +284,7 @@ class CudaDecoder:
         return arr
 
     # ------------------------------------------------------------------ decode
-    def submit(self, llr, out=None) -> Ticket:
-        """Issue a batch and return at once; ``out`` (optional) receives the hard decisions."""
+    def _ticket(self, llr, out) -> tuple:
         arr = self.check_llr(llr)
         batch = arr.shape[0]
         if out is None:
@@ -295,8 +294,12 @@ class CudaDecoder:
                              f"got {out.dtype} {out.shape}")
         edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
         parts = tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
-        ticket = Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts)
-        for eng, a, b in parts:
+        return arr, Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts)
+
+    def submit(self, llr, out=None) -> Ticket:
+        """Issue a batch and return at once; ``out`` (optional) receives the hard decisions."""
+        arr, ticket = self._ticket(llr, out)
+        for eng, a, b in ticket.parts:
             eng.issue(ticket, a, b, arr[a:b])
         return ticket
 
@@ -310,19 +313,14 @@ class CudaDecoder:
         """Decode a batch: ``result(submit(llr, out))``, devices driven from one thread each."""
         if self._pool is None:
             return self.result(self.submit(llr, out))
-        arr = self.check_llr(llr)
-        batch = arr.shape[0]
-        out = np.empty((batch, self.bits_width), np.uint8) if out is None else out
-        edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
-        parts = tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
-        ticket = Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts)
+        arr, ticket = self._ticket(llr, out)
 
         def run(part):
             eng, a, b = part
             eng.issue(ticket, a, b, arr[a:b])
             eng.collect(ticket)
 
-        for f in [self._pool.submit(run, p) for p in parts]:
+        for f in [self._pool.submit(run, p) for p in ticket.parts]:
             f.result()
         return self._result(ticket)
 

@@ -16,8 +16,9 @@ output to edge ``i`` computed from the others (``j != i``)::
 ``s * v`` is a sign flip (exact).  ``alpha`` and ``beta`` are rounded to float32
 first.  For "spa" the products are forward-backward (prefix times suffix)
 products evaluated in float64 and ``R`` is rounded to float32; ``P_MAX =
-tanh(SPA_MAX_LLR / 2)`` caps ``|R|`` at ``SPA_MAX_LLR = 30`` (the product of
-``tanh`` values rounds to 1 for reliable inputs; atanh(1) is infinite).
+tanh(SPA_MAX_LLR / 2)`` caps ``|R|`` at ``SPA_MAX_LLR = 30`` (29.9998 after
+float64 rounding; the product of ``tanh`` values rounds to 1 for reliable
+inputs, and atanh(1) is infinite).
 
 Variable-node side (all float32, ``R`` starts at 0):
 
@@ -35,8 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .front import make_result
-from .reference_graph import TannerGraph, run_iterations
+from .reference_graph import ScheduledDecoder
 
 SPA_MAX_LLR = 30.0
 _P_MAX = np.tanh(SPA_MAX_LLR / 2.0)
@@ -81,57 +81,15 @@ def check_update(q, algorithm, alpha=0.75, beta=0.5):
     return np.where(_exclusive_sign_negative(q), -value, value)
 
 
-class BinaryReferenceDecoder:
+class BinaryReferenceDecoder(ScheduledDecoder):
     """Binary flooding / layered decoder; ``decode(llr[batch, n]) -> DecodeResult``."""
 
-    def __init__(self, code, settings):
-        self.code = code
-        self.settings = settings
-        self.graph = TannerGraph(code)
-
-    def _update(self, q):
+    def _check_update(self, q, block):
         s = self.settings
         return check_update(q, s.algorithm, s.alpha, s.beta)
 
-    def _posterior(self, channel, r):
-        """Flooding posterior ``Lch + sum of R`` in increasing check-row order (float32)."""
-        total = channel.copy()
-        for slot in range(self.graph.vn_edges.shape[1]):
-            total += r[:, self.graph.vn_edges[:, slot]]
-        return total
-
-    def _layered_iteration(self, state):
-        post, r = state["post"], state["r"]
-        for layer in self.graph.layers:
-            for block in layer:
-                q = post[:, block.cols] - r[:, block.edges]
-                new = self._update(q)
-                r[:, block.edges] = new
-                post[:, block.cols] = q + new
-        return state
-
-    def _flooding_iteration(self, state):
-        g, r = self.graph, state["r"]
-        q = state["post"][:, g.edge_col] - r[:, :-1]
-        for block in g.all_checks:
-            r[:, block.edges] = self._update(q[:, block.edges])
-        state["post"] = self._posterior(state["channel"], r)
-        return state
+    def _decisions(self, post):
+        return (post < 0).astype(np.uint8)
 
     def _satisfied(self, bits):
         return ~self.graph.row_xor(bits[:, self.graph.edge_col]).any(axis=1)
-
-    def decode(self, llr):
-        """Decode validated float32 LLRs [batch, n]; see :mod:`gpuldpc.decoders.reference`."""
-        s = self.settings
-        batch = llr.shape[0]
-        state = {"post": llr.copy(), "r": np.zeros((batch, self.graph.num_edges + 1), np.float32)}
-        if s.schedule == "flooding":
-            state["channel"] = llr
-            iteration = self._flooding_iteration
-        else:
-            iteration = self._layered_iteration
-        bits, iterations, valid = run_iterations(
-            state, iteration, lambda st: (st["post"] < 0).astype(np.uint8), self._satisfied,
-            s.max_iterations, s.early_stop)
-        return make_result(self.code, bits, iterations, valid)

@@ -1,4 +1,4 @@
-"""Tanner-graph tables and the iteration driver shared by the reference decoders.
+"""Tanner graph, schedules and iteration driver shared by the reference decoders.
 
 Edges are the nonzeros of ``code.H`` in CSR order (row by row, columns
 increasing): edge ``e`` joins check ``edge_row[e]`` and variable
@@ -10,12 +10,18 @@ Check rows are processed in *blocks*: rows of one degree ``d`` whose supports
 are pairwise disjoint, as index arrays ``edges[r, d]`` and ``cols[r, d]``.
 Because the rows of a block touch disjoint variables, updating them together
 gives exactly the same numbers as updating them one after another.
+
+:class:`ScheduledDecoder` runs the layered and flooding schedules of
+:mod:`gpuldpc.decoders.reference` for any check rule; the binary and GF(q)
+decoders supply the rule, the decisions and the syndrome.
 """
 from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
 import numpy as np
+
+from .front import make_result
 
 
 class CheckBlock(NamedTuple):
@@ -158,3 +164,80 @@ def run_iterations(state: dict, iteration: Callable[[dict], dict], decisions: Ca
             active = active[keep]
             state = {name: value[keep] for name, value in state.items()}
     return bits, iterations, satisfied(bits)
+
+
+class ScheduledDecoder:
+    """Layered / flooding message passing; subclasses define the check rule.
+
+    Messages are float32 arrays with the frame on axis 0: posteriors
+    ``[batch, n, ...]``, check-to-variable messages ``[batch, E + 1, ...]``
+    (``...`` is empty for binary codes, ``q`` for GF(q) codes).  Per edge:
+
+    * layered, per layer: ``Q = extrinsic(L - R_old)``, ``R_new = rule(Q)``,
+      ``L = Q + R_new``;
+    * flooding: ``Q = extrinsic(T - R)`` on every edge, ``R = rule(Q)`` for
+      every check, then ``T = Lch + R_1 + R_2 + ...`` (increasing check row).
+
+    Subclasses implement ``_extrinsic(q)`` (identity for binary codes),
+    ``_check_update(q, block)`` (q: [batch, rows, d, ...]), ``_decisions(post)``
+    and ``_satisfied(decisions)``.
+    """
+
+    def __init__(self, code, settings):
+        self.code = code
+        self.settings = settings
+        self.graph = TannerGraph(code)
+
+    def _extrinsic(self, q):
+        return q
+
+    def _initial_state(self, llr):
+        r = np.zeros((llr.shape[0], self.graph.num_edges + 1) + llr.shape[2:], dtype=np.float32)
+        state = {"post": llr.copy(), "r": r}
+        if self.settings.schedule == "flooding":
+            state["channel"] = llr
+        return state
+
+    def _layered_iteration(self, state):
+        post, r = state["post"], state["r"]
+        for layer in self.graph.layers:
+            for block in layer:
+                q = self._extrinsic(post[:, block.cols] - r[:, block.edges])
+                new = self._check_update(q, block)
+                r[:, block.edges] = new
+                post[:, block.cols] = q + new
+        return state
+
+    def _flooding_iteration(self, state):
+        g, r = self.graph, state["r"]
+        q = state["post"][:, g.edge_col] - r[:, :-1]
+        for block in g.all_checks:
+            r[:, block.edges] = self._check_update(self._extrinsic(q[:, block.edges]), block)
+        total = state["channel"].copy()
+        for slot in range(g.vn_edges.shape[1]):
+            total += r[:, g.vn_edges[:, slot]]
+        state["post"] = total
+        return state
+
+    def _iteration(self, state):
+        if self.settings.schedule == "flooding":
+            return self._flooding_iteration(state)
+        return self._layered_iteration(state)
+
+    def posterior(self, llr, iterations: int) -> np.ndarray:
+        """Posteriors (float32, the shape of ``llr``) after ``iterations`` iterations, no early stop.
+
+        For comparing another backend value by value with this oracle.
+        """
+        state = self._initial_state(np.ascontiguousarray(llr, dtype=np.float32))
+        for _ in range(iterations):
+            state = self._iteration(state)
+        return state["post"]
+
+    def decode(self, llr):
+        """Decode validated float32 LLRs; see :mod:`gpuldpc.decoders.reference`."""
+        s = self.settings
+        bits, iterations, valid = run_iterations(
+            self._initial_state(llr), self._iteration, lambda st: self._decisions(st["post"]),
+            self._satisfied, s.max_iterations, s.early_stop)
+        return make_result(self.code, bits, iterations, valid)

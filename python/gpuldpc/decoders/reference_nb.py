@@ -35,16 +35,15 @@ Variable-node side (float32; ``R`` starts at 0):
   checks update; ``T`` is summed again and is the posterior.
 
 Decision: ``argmin_a`` of the posterior, the smallest element integer on ties.
-The channel LLRs need not be normalized (only differences within a symbol's
-vector matter).
+The channel LLRs need not have minimum 0: every ``Q`` is normalized before
+the check update.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..gf import GF
-from .front import make_result
-from .reference_graph import TannerGraph, run_iterations
+from .reference_graph import ScheduledDecoder
 
 _CHUNK_VALUES = 1 << 17
 """Message values (checks x q) per check-update chunk: about 512 KiB per float32 operand."""
@@ -86,25 +85,24 @@ def check_update(q_msgs, div_index, mul_index, xor_table):
     return np.take_along_axis(np.stack(merged), mul_index, axis=1)
 
 
-def _normalize(q):
-    return q - q.min(axis=-1, keepdims=True)
-
-
-class MinMaxReferenceDecoder:
+class MinMaxReferenceDecoder(ScheduledDecoder):
     """GF(q) Min-Max decoder; ``decode(llr[batch, n, q]) -> DecodeResult`` (symbols in ``bits``)."""
 
     def __init__(self, code, settings):
-        self.code = code
-        self.settings = settings
-        self.graph = g = TannerGraph(code)
+        super().__init__(code, settings)
         self.field = F = GF(code.q)
         elements = np.arange(code.q)
+        values = self.graph.edge_value[:, None]
         self._xor = F.add.astype(np.intp)
-        self._div = F.div[elements[None, :], g.edge_value[:, None]].astype(np.intp)   # [E, q]
-        self._mul = F.mul[g.edge_value[:, None], elements[None, :]].astype(np.intp)   # [E, q]
+        self._div = F.div[elements[None, :], values].astype(np.intp)     # [E, q]: a / h_e
+        self._mul = F.mul[values, elements[None, :]].astype(np.intp)     # [E, q]: h_e a
 
-    def _update(self, q_msgs, edges):
-        """R for the checks of one block: ``q_msgs`` [batch, rows, d, q], ``edges`` [rows, d].
+    def _extrinsic(self, q):
+        """Normalize every message so that its smallest entry is 0."""
+        return q - q.min(axis=-1, keepdims=True)
+
+    def _check_update(self, q_msgs, block):
+        """R for the checks of one block: ``q_msgs`` [batch, rows, d, q].
 
         Works on chunks of (frames x rows) of about ``_CHUNK_VALUES / q`` checks so
         that the convolution operands stay in cache.
@@ -115,7 +113,7 @@ class MinMaxReferenceDecoder:
         frames_step = max(1, per_chunk // rows_step)
         out = np.empty_like(q_msgs)
         for r0 in range(0, rows, rows_step):
-            sel = edges[r0:r0 + rows_step]
+            sel = block.edges[r0:r0 + rows_step]
             div = self._div[sel].transpose(1, 2, 0)[:, :, None, :]     # [d, q, 1, rows]
             mul = self._mul[sel].transpose(1, 2, 0)[:, :, None, :]
             for f0 in range(0, batch, frames_step):
@@ -124,46 +122,10 @@ class MinMaxReferenceDecoder:
                 out[f0:f0 + frames_step, r0:r0 + rows_step] = r.transpose(2, 3, 0, 1)
         return out
 
-    def _posterior(self, channel, r):
-        total = channel.copy()
-        for slot in range(self.graph.vn_edges.shape[1]):
-            total += r[:, self.graph.vn_edges[:, slot]]
-        return total
-
-    def _layered_iteration(self, state):
-        post, r = state["post"], state["r"]
-        for layer in self.graph.layers:
-            for block in layer:
-                q_msgs = _normalize(post[:, block.cols] - r[:, block.edges])
-                new = self._update(q_msgs, block.edges)
-                r[:, block.edges] = new
-                post[:, block.cols] = q_msgs + new
-        return state
-
-    def _flooding_iteration(self, state):
-        g, r = self.graph, state["r"]
-        q_msgs = state["post"][:, g.edge_col] - r[:, :-1]
-        for block in g.all_checks:
-            r[:, block.edges] = self._update(_normalize(q_msgs[:, block.edges]), block.edges)
-        state["post"] = self._posterior(state["channel"], r)
-        return state
+    def _decisions(self, post):
+        return post.argmin(axis=-1).astype(np.uint8)
 
     def _satisfied(self, symbols):
         g = self.graph
         products = self.field.mul[g.edge_value, symbols[:, g.edge_col]]
         return ~g.row_xor(products).any(axis=1)
-
-    def decode(self, llr):
-        """Decode validated float32 symbol LLRs [batch, n, q]; see :mod:`gpuldpc.decoders.reference`."""
-        s = self.settings
-        batch, _, q = llr.shape
-        state = {"post": llr.copy(), "r": np.zeros((batch, self.graph.num_edges + 1, q), np.float32)}
-        if s.schedule == "flooding":
-            state["channel"] = llr
-            iteration = self._flooding_iteration
-        else:
-            iteration = self._layered_iteration
-        bits, iterations, valid = run_iterations(
-            state, iteration, lambda st: st["post"].argmin(axis=-1).astype(np.uint8), self._satisfied,
-            s.max_iterations, s.early_stop)
-        return make_result(self.code, bits, iterations, valid)

@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local worker processes (default: one per visible GPU when there are several)")
     p.add_argument("--reference-curve", action="append", default=[], metavar="[fer=|ber=]FILE",
                    help="two-column file (Eb/N0 dB, FER or BER) drawn beside the runs; repeatable")
+    p.add_argument("--show", action="store_true",
+                   help="rewrite results.csv and the plots of the campaign in --out from its store, print "
+                        "its table and exit (no simulation)")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.add_argument("--list-codes", action="store_true", help="print the gl.codes names and exit")
     return p
@@ -77,15 +80,21 @@ def main(argv=None) -> int:
         print("\n".join(codes.names()))
         return 0
     from .plot import parse_reference_arg
-    from .runner import run_campaign
+    from .runner import BatchFailed, run_campaign
 
     try:
+        if args.show:
+            return _show(args.out, [parse_reference_arg(r) for r in args.reference_curve])
         spec = _spec_from_args(args)
         references = [parse_reference_arg(r) for r in args.reference_curve]
         rows = run_campaign(spec, args.out, resume=args.resume, scheduler=args.scheduler, workers=args.workers,
                             progress=not args.quiet, references=references)
     except SimError as exc:
         parser.error(str(exc))
+    except BatchFailed as exc:
+        print(f"gpuldpc-sim: {exc}\nfinished batches are kept in {args.out}: fix the cause and add --resume",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"gpuldpc-sim: interrupted; finished batches are kept in {args.out}: add --resume to continue",
               file=sys.stderr)
@@ -94,10 +103,23 @@ def main(argv=None) -> int:
     return 0
 
 
+def _show(out, references) -> int:
+    import os
+
+    from .results import read_csv
+    from .runner import write_outputs
+    from .store import STORE_NAME
+
+    if not out or not os.path.isfile(os.path.join(out, STORE_NAME)):
+        raise SimError(f"--show needs --out DIR holding a campaign ({STORE_NAME}); {out!r} holds none")
+    _print_table(read_csv(write_outputs(out, references)))
+    return 0
+
+
 def _print_table(rows):
     print(f"{'code':<16} {'alg':<7} {'it':>3} {'Eb/N0':>6} {'frames':>10} {'fe':>6} {'FER':>9} {'BER':>9} "
-          f"{'iter':>5} {'fr/s':>10}")
+          f"{'iter':>5} {'fr/s':>10} {'status':>7}")
     for r in rows:
         print(f"{r['code']:<16} {r['algorithm']:<7} {r['iterations']:>3} {r['ebn0_db']:>6.2f} {r['frames']:>10} "
               f"{r['frame_errors']:>6} {r['fer']:>9.3e} {r['ber']:>9.3e} {r['mean_iterations']:>5.2f} "
-              f"{r['frames_per_second']:>10.0f}")
+              f"{r['frames_per_second']:>10.0f} {r['status']:>7}")

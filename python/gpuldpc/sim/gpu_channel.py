@@ -8,57 +8,28 @@ the CPU's regeneration of it to a few float32 ulp (tests/sim/test_gpu_noise.py).
 
 The decoder reads the LLRs straight from device memory when its front door
 offers ``decode_device(llr_device_allocation, frames) -> DecodeResult``;
-otherwise they come back to a reused page-locked buffer and go through
-``Decoder.decode`` (one device-to-host copy per batch, still far cheaper than
-drawing the noise on the host).  The CUDA context is the device's retained
-primary context -- the one the cuda backend uses (DESIGN.md "GPU rules") --
-pushed and popped around every call; a worker process pinned to one GPU
-(``CUDA_VISIBLE_DEVICES``) sees it as device 0.
+otherwise they come back to a reused page-locked buffer, which the cuda
+backend copies to the GPU as is, through ``Decoder.decode`` (one
+device-to-host copy per batch, still far cheaper than drawing the noise on the
+host).  Context, kernel loading (installed fatbin, else ``kernels/sim_noise.cu``
+compiled once and cached) and pinned memory are the cuda backend's
+(:class:`gpuldpc.cuda.DeviceContext`, DESIGN.md "GPU rules"); a worker process
+pinned to one GPU (``CUDA_VISIBLE_DEVICES``) sees it as device 0.
 """
 from __future__ import annotations
 
-import contextlib
-import pathlib
 import time
 
 import numpy as np
 
 from .. import channel
-from ..decoders.front import BackendUnavailable
 from .frames import POOL_SIZE, BatchCounts, Transmitter, count_batch
 from .noise import batch_key
 
 __all__ = ["DeviceTransmitter", "simulate_batch_on_device"]
 
 _THREADS = 256
-_KERNEL = "sim_noise"
-
-
-def _load_module():
-    """The compiled kernels: the installed fatbin, else ``kernels/sim_noise.cu`` of a source tree."""
-    import pycuda.driver as drv
-
-    from .._native import kernel_fatbin
-
-    fatbin = kernel_fatbin(_KERNEL)
-    if fatbin is not None:
-        return drv.module_from_file(str(fatbin))
-    source = pathlib.Path(__file__).resolve().parents[3] / "kernels" / f"{_KERNEL}.cu"
-    if not source.is_file():
-        raise BackendUnavailable(f"the {_KERNEL} kernel is neither installed (gpuldpc/kernels/{_KERNEL}.fatbin)"
-                                 f" nor in a source tree ({source}); reinstall gpuldpc with nvcc present")
-    from pycuda.compiler import SourceModule
-
-    return SourceModule(source.read_text(), no_extern_c=True, options=["-std=c++17"])
-
-
-@contextlib.contextmanager
-def _pushed(context):
-    context.push()
-    try:
-        yield
-    finally:
-        context.pop()
+_MODULE = "sim_noise"
 
 
 class DeviceTransmitter:
@@ -68,39 +39,40 @@ class DeviceTransmitter:
     ----------
     transmitter : Transmitter
         Host pool (same seed and code) whose words the device sends.
+    device : int
+        CUDA device id (0 in a worker process pinned to one GPU).
     """
 
-    def __init__(self, transmitter: Transmitter):
-        import pycuda.driver as drv
+    def __init__(self, transmitter: Transmitter, device: int = 0):
+        from ..cuda import DeviceContext, driver
 
-        self._drv = drv
+        self._drv = driver()
         self.transmitter = transmitter
         code = transmitter.code
         self.m = code.bits_per_symbol
         self.nbits = code.n * self.m
         self.out_width = code.n if code.is_binary else code.n * code.q     # floats per frame
-        bits = transmitter.bits
-        drv.init()
-        self.context = drv.Device(0).retain_primary_context()
-        with _pushed(self.context):
-            module = _load_module()
+        self.ctx = DeviceContext(device)
+        with self.ctx.active():
             if code.is_binary:
-                self._kernel = module.get_function("sim_bit_llr")
+                self._kernel = self.ctx.function(_MODULE, "sim_bit_llr")
                 self._kernel.prepare("PiiqiQQffP")
             else:
-                self._kernel = module.get_function("sim_symbol_llr")
+                self._kernel = self.ctx.function(_MODULE, "sim_symbol_llr")
                 self._kernel.prepare("PiiiqiQQffP")
-            self._pool = drv.mem_alloc(bits.nbytes)
-            drv.memcpy_htod(self._pool, bits)
-            self._stream = drv.Stream()
+            self._pool = self._drv.mem_alloc(transmitter.bits.nbytes)
+            self._drv.memcpy_htod(self._pool, transmitter.bits)
+            self._stream = self._drv.Stream()
         self._llr = None
         self._host = None
         self._capacity = 0
 
     def _reserve(self, frames: int):
+        from ..cuda import pinned_empty
+
         if frames > self._capacity:
             self._llr = self._drv.mem_alloc(4 * frames * self.out_width)
-            self._host = self._drv.pagelocked_empty(frames * self.out_width, np.float32)
+            self._host = pinned_empty(frames * self.out_width, np.float32)
             self._capacity = frames
 
     def _launch(self, ebn0_db: float, batch: int, frames: int):
@@ -125,7 +97,7 @@ class DeviceTransmitter:
 
     def llr_device(self, ebn0_db: float, batch: int, frames: int):
         """Launch the batch's LLRs into the device buffer (valid until the next call); returns it."""
-        with _pushed(self.context):
+        with self.ctx.active():
             self._launch(ebn0_db, batch, frames)
             self._stream.synchronize()
         return self._llr
@@ -134,7 +106,7 @@ class DeviceTransmitter:
         """The batch's LLRs made on the device, copied to the reused page-locked buffer
         ([frames, n] or [frames, n, q] float32)."""
         code = self.transmitter.code
-        with _pushed(self.context):
+        with self.ctx.active():
             self._launch(ebn0_db, batch, frames)
             host = self._host[:frames * self.out_width]
             self._drv.memcpy_dtoh_async(host, self._llr, self._stream)

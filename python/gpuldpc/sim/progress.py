@@ -35,8 +35,8 @@ class RichProgress:
     def __init__(self):
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                  TextColumn("{task.fields[counts]}"), TimeElapsedColumn())
+        self._progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                  TextColumn("{task.fields[counts]}", markup=False), TimeElapsedColumn())
         self._tasks: dict = {}
 
     def __enter__(self):

@@ -23,11 +23,15 @@ from .plot import plot_results
 from .progress import NoProgress, RichProgress
 from .results import collect, write_csv
 from .spec import CampaignSpec, RunSpec, SimError
-from .stats import counted_prefix, summarize
+from .stats import PointResult, counted_prefix, summarize
 from .store import ResultsStore
 from .worker import BatchTask, run_batch
 
-__all__ = ["run_campaign", "make_executor", "write_outputs"]
+__all__ = ["run_campaign", "make_executor", "write_outputs", "BatchFailed"]
+
+
+class BatchFailed(RuntimeError):
+    """A batch raised on its worker; the message names the batch, the point and the cause."""
 
 
 @dataclasses.dataclass
@@ -38,6 +42,11 @@ class _Point:
     in_flight: set = dataclasses.field(default_factory=set)
     started: float | None = None
     done: bool = False
+    changed: bool = False               # batches arrived since ``result`` was computed
+    result: PointResult | None = None
+
+    def __post_init__(self):
+        self.changed = bool(self.batches)   # resumed: stored batches to count
 
     @property
     def label(self) -> str:
@@ -155,29 +164,33 @@ def _loop(spec: CampaignSpec, store: ResultsStore, points: list, executor, displ
             try:
                 counts = future.result()
             except Exception as exc:
-                raise RuntimeError(f"batch {b} of {point.label} failed on its worker: {exc}") from exc
+                raise BatchFailed(f"batch {b} of {point.label} failed on its worker: "
+                                  f"{type(exc).__name__}: {exc}") from exc
             store.add(point.run.key, point.ebn0_db, b, counts)
             point.batches[b] = counts
+            point.changed = True
 
 
 def _update_states(points: list, budget, display):
-    """Mark points done (budget reached, time spent, or skipped after a FER below min_fer)."""
+    """Mark points done (budget reached, time spent, or skipped after a FER below min_fer);
+    a point's result is recomputed only when a batch of it arrived."""
     now = time.monotonic()
     low_fer_runs = set()
     for point in points:
-        if point.run.key in low_fer_runs and not point.done:
-            point.done = True
-            continue
-        if point.done and not point.batches:
-            continue
-        result = summarize(point.ebn0_db, point.batches, budget, *_info_bits(point.run))
         if not point.done:
-            timed_out = (budget.max_seconds is not None and point.started is not None
-                         and now - point.started >= budget.max_seconds)
-            point.done = result.status != "partial" or timed_out
-            if point.batches or point.in_flight:
-                display.update(point.label, result, budget, point.done)
-        if point.done and budget.min_fer is not None and result.frames and result.fer < budget.min_fer:
+            if point.run.key in low_fer_runs:
+                point.done = True                       # skipped: a lower Eb/N0 is already below min_fer
+                continue
+            if point.changed or (point.in_flight and point.result is None):
+                point.result = summarize(point.ebn0_db, point.batches, budget, *_info_bits(point.run))
+                point.changed = False
+            if point.result is not None:
+                timed_out = (budget.max_seconds is not None and point.started is not None
+                             and now - point.started >= budget.max_seconds)
+                point.done = point.result.status != "partial" or timed_out
+                display.update(point.label, point.result, budget, point.done)
+        if (point.done and point.result is not None and budget.min_fer is not None and point.result.frames
+                and point.result.fer < budget.min_fer):
             low_fer_runs.add(point.run.key)
 
 

@@ -1,0 +1,83 @@
+"""CPU-side parts of the CUDA backend (run everywhere, no GPU needed): the QC layout
+the kernels read, kernel selection, launch shapes (paper 001 IV-D) and the backend's
+behaviour without PyCUDA."""
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+from gpuldpc.cuda import DeviceLimits, KernelAttributes, NotQuasiCyclic, kernel_name, launch_shape, qc_layout
+from gpuldpc.cuda.tuning import shared_bytes, threads_per_block
+
+H200 = DeviceLimits(sm_count=132, max_threads_per_sm=2048, max_threads_per_block=1024, registers_per_sm=65536,
+                    shared_per_sm=233472, shared_per_block_optin=232448, max_blocks_per_sm=32)
+MS_KERNEL = KernelAttributes(registers=88, static_shared=0, local_bytes=0, max_threads=512)
+
+
+def _qc_binary_codes():
+    return [n for n in gl.codes.names() if n.startswith(("wifi-", "wimax-576-", "wimax-1152-", "wimax-2304-"))]
+
+
+@pytest.mark.parametrize("name", _qc_binary_codes())
+def test_layout_expands_to_h(name):
+    code = gl.codes.get(name)
+    lay = qc_layout(code)                       # raises unless its rows are exactly code.H
+    assert lay.nblocks * lay.z == code.H.nnz
+    assert lay.layer_start[-1] == lay.nblocks and lay.layers * lay.z == code.m
+    assert np.all((lay.edges[:, 1] >= 0) & (lay.edges[:, 1] < lay.z))
+    assert lay.max_row_blocks == int(np.diff(code.H.indptr).max())
+
+
+def test_kernel_choice_by_code_shape():
+    get = lambda n: qc_layout(gl.codes.get(n))  # noqa: E731
+    assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32") == "qc_ms12x8_layered_f32"
+    assert kernel_name(get("wifi-1944-2/3"), "oms", "flooding", "int8") == "qc_ms8x16_flooding_i8"
+    assert kernel_name(get("wifi-648-5/6"), "nms", "layered", "float16") == "qc_ms4x24_layered_f16"
+    assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32") == "qc_stored_layered_f32"
+
+
+def test_non_qc_code_is_refused():
+    code = gl.codes.get("wimax-576-1/2")
+    plain = gl.codes.Code("plain", code.H.copy(), code.k)
+    with pytest.raises(NotQuasiCyclic, match="no QC base matrix"):
+        qc_layout(plain)
+
+
+def test_launch_shape_respects_paper_001_limits():
+    for name in ("wimax-2304-1/2", "wifi-1944-1/2", "wifi-648-1/2"):
+        lay = qc_layout(gl.codes.get(name))
+        for flooding in (False, True):
+            s = launch_shape(lay, H200, MS_KERNEL, flooding)
+            assert s.threads == threads_per_block(lay.z, s.frames_per_block) <= 512
+            assert s.threads % 32 == 0 and s.threads >= s.frames_per_block * lay.z
+            assert s.blocks_per_sm * s.threads <= H200.max_threads_per_sm
+            assert s.blocks_per_sm * s.threads * MS_KERNEL.registers <= H200.registers_per_sm
+            assert s.blocks_per_sm * (s.shared_bytes + 1024) <= H200.shared_per_sm
+            assert s.shared_bytes == shared_bytes(lay, s.frames_per_block, flooding)
+    lay = qc_layout(gl.codes.get("wimax-2304-1/2"))
+    s = launch_shape(lay, H200, MS_KERNEL, False)
+    # 96 threads a frame, 88 registers: 7 blocks of 96 threads (65536 / (88 * 96) = 7.75)
+    assert (s.frames_per_block, s.threads, s.blocks_per_sm, s.frames_per_wave) == (1, 96, 7, 924)
+    # WiFi z = 81: frames share warps; 4 frames = 324 threads in 11 warps (8% idle lanes)
+    wifi = launch_shape(qc_layout(gl.codes.get("wifi-1944-1/2")), H200, MS_KERNEL, False)
+    assert wifi.frames_per_block > 1 and wifi.frames_per_block * 81 / wifi.threads > 0.9
+
+
+def test_latency_preset_and_overrides():
+    lay = qc_layout(gl.codes.get("wifi-648-1/2"))
+    assert launch_shape(lay, H200, MS_KERNEL, False, "latency").frames_per_block == 1
+    assert launch_shape(lay, H200, MS_KERNEL, False, frames_per_block=3).threads == 96
+    with pytest.raises(ValueError, match="frames_per_block=40 does not fit"):
+        launch_shape(lay, H200, MS_KERNEL, False, frames_per_block=40)
+    with pytest.raises(ValueError, match="preset='fast' is not one of"):
+        launch_shape(lay, H200, MS_KERNEL, False, "fast")
+
+
+def test_cuda_backend_unavailable_is_clear():
+    from gpuldpc import cuda
+
+    if cuda.available():
+        pytest.skip("a GPU is present")
+    code = gl.codes.get("wimax-576-1/2")
+    with pytest.raises(gl.BackendUnavailable, match="backend 'cuda' is not usable here"):
+        gl.Decoder(code, backend="cuda")
+    assert gl.Decoder(code, backend="auto").backend in ("cpu", "reference")

@@ -1,0 +1,18 @@
+# Source on the GPU machine at the start of every command (carry .device):
+#   source tools/device_env.sh && ...
+# PyCUDA and the carried wheels (.device/gpu-env.sh), Highway unpacked under /tmp/hwy,
+# and python/ on PYTHONPATH; `gpuldpc_build_core` builds gpuldpc._core in place.
+source .device/gpu-env.sh || return 1
+if [ ! -d /tmp/hwy/usr ]; then
+  for deb in .device/libhwy*.deb; do dpkg -x "$deb" /tmp/hwy; done
+fi
+export CMAKE_PREFIX_PATH=/tmp/hwy/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+export LD_LIBRARY_PATH=/tmp/hwy/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONPATH=$PWD/python:$PYTHONPATH
+gpuldpc_build_core() {   # _core and the kernel fatbins, copied into python/gpuldpc
+  cmake -S . -B /tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DENABLE_GNURADIO=OFF \
+      -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir)" > /tmp/build.log 2>&1 &&
+    cmake --build /tmp/build >> /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; return 1; }
+  cp /tmp/build/_core*.so python/gpuldpc/ && mkdir -p python/gpuldpc/kernels &&
+    find /tmp/build -name '*.fatbin' -exec cp {} python/gpuldpc/kernels/ \;
+}
