@@ -185,7 +185,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--multi", action="store_true", help="every visible GPU (aggregate rows)")
-    ap.add_argument("--frames", type=int, default=65536)
+    ap.add_argument("--frames", type=int, default=131072)
     ap.add_argument("--quick", action="store_true", help="skip Table III and Sionna")
     args = ap.parse_args(argv)
     drv = cuda.driver()
@@ -234,7 +234,8 @@ def main(argv=None):
             src[:] = noisy(wimax, frames)[1]
             out = lat.pinned_bits(frames)
             t = median_time(lambda: lat.decode(src, out=out), reps=200, warmup=20)
-            rows.append(row("gpuldpc", wimax, frames, t, streams=1, preset="latency"))
+            kernel_us = wimax.n * frames / kernel_gbps(lat, frames, reps=20) / 1e3
+            rows.append(row("gpuldpc", wimax, frames, t, streams=1, preset="latency", kernel_us=kernel_us))
         if not args.quick:
             for code in (wimax, wifi):
                 srows, why = sionna_rows(code, 8192, 10)

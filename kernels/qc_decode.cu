@@ -16,10 +16,11 @@
 // III-A, refs [4]); it keeps every message R_mn in device memory (coalesced: edge-major,
 // row-minor per frame).
 //
-// QC layout (shared with syndrome.cu): the non-empty blocks of the base matrix in layer
-// order, edges[b] = (j * z, s) for a block in base column j with shift s: row r of the
-// layer checks column j*z + (r + s) mod z.  Blocks layer_start[l] .. layer_start[l+1]-1
-// belong to base row (layer) l.  Layers run in base-row order (layered schedule).
+// QC layout (shared with syndrome.cu, built by gpuldpc.cuda.layout): the non-empty blocks
+// of the base matrix in layer order, edges[b] = (j*z + s, z - s) for a block in base
+// column j with shift s: row r of the layer checks column j*z + (r + s) mod z, which is
+// r + (j*z + s) for r < z - s and that minus z otherwise.  Blocks layer_start[l] ..
+// layer_start[l+1]-1 belong to base row (layer) l.  Layers run in base-row order.
 //
 // Bit-exactness: every float operation mirrors the reference decoder
 // (gpuldpc.decoders.reference): float32, Q = L - R_old, R_new = sign * f(min_excl),
@@ -42,10 +43,6 @@ enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
 
 // Largest block the entry points accept (caps registers at 65536 / 512 = 128 a thread).
 constexpr int kMaxThreads = 512;
-#ifndef GPULDPC_MIN_BLOCKS
-#define GPULDPC_MIN_BLOCKS 1
-#endif
-constexpr int kMinBlocks = GPULDPC_MIN_BLOCKS;
 
 // Input LLR as float32.  "+ 0.0f" turns -0.0 into +0.0 and leaves every other value as
 // it is; -0.0 and +0.0 behave alike under the reference's rules (sign(x) = -1 iff x < 0,
@@ -55,6 +52,26 @@ constexpr int kMinBlocks = GPULDPC_MIN_BLOCKS;
 __device__ __forceinline__ float llr_value(float x, float) { return x + 0.0f; }
 __device__ __forceinline__ float llr_value(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
 __device__ __forceinline__ float llr_value(signed char x, float scale) { return (float)x * scale + 0.0f; }
+
+// Four consecutive input LLRs as float32 (one 16-, 8- or 4-byte load).
+__device__ __forceinline__ float4 llr_value4(const float* p, float s)
+{
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    return make_float4(llr_value(v.x, s), llr_value(v.y, s), llr_value(v.z, s), llr_value(v.w, s));
+}
+__device__ __forceinline__ float4 llr_value4(const __half* p, float s)
+{
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
+    const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
+    return make_float4(a.x * s + 0.0f, a.y * s + 0.0f, b.x * s + 0.0f, b.y * s + 0.0f);
+}
+__device__ __forceinline__ float4 llr_value4(const signed char* p, float s)
+{
+    const char4 v = *reinterpret_cast<const char4*>(p);
+    return make_float4(llr_value((signed char)v.x, s), llr_value((signed char)v.y, s),
+                       llr_value((signed char)v.z, s), llr_value((signed char)v.w, s));
+}
 
 // v with its sign flipped when s == 1 (s in {0, 1}); equals v * (s ? -1 : 1) exactly.
 __device__ __forceinline__ float flip(float v, unsigned s)
@@ -75,12 +92,18 @@ __device__ __forceinline__ float minsum_magnitude(float m, int rule, float alpha
     return rule == kOms ? fmaxf(m - beta, 0.0f) : alpha * m;
 }
 
-// Column of H checked by row r of a layer through block (base, shift): base + (r+s) mod z.
-__device__ __forceinline__ int qc_column(int2 e, int r, int z)
+// Row r of a layer checks, through block (j, s), column j*z + (r + s) mod z, that is
+// r + (j*z + s) - (r >= z - s ? z : 0).  In shared memory the blocks are held as
+// e4 = (4 * (j*z + s), z - s), so the byte offset of that column's entry from the row's
+// own entry (post + r) is  e4.x - (r >= e4.y ? 4z : 0):  compare, select, add.
+__device__ __forceinline__ int qc_offset(int2 e4, int r, int z4)
 {
-    int t = r + e.y;
-    if (t >= z) t -= z;
-    return e.x + t;
+    return e4.x - (r >= e4.y ? z4 : 0);
+}
+
+__device__ __forceinline__ float& at(float* row_entry, int offset)
+{
+    return *reinterpret_cast<float*>(reinterpret_cast<char*>(row_entry) + offset);
 }
 
 // Two-min update (Algorithm 1, lines 3-14) of one |Q| at position e.
@@ -108,9 +131,10 @@ __device__ __forceinline__ float boxplus(float a, float b)
 // Per row the state is f(min1), f(min2) (f = the NMS scale or OMS offset, so the stored
 // values are the message magnitudes) and one word: the sign bits of the messages R (bit e
 // = sign of R to edge e = parity of all Q signs xor the sign of Q_e) | idx << 27.
-template <int LAYERS_MAX, int DC_MAX>
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
 struct RegisterMinSum {
     static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kMinBlocks = MIN_BLOCKS;  // __launch_bounds__: registers <= 64K / (512 * this)
     float mag1[LAYERS_MAX];     // f(min1) of the row's last update
     float mag2[LAYERS_MAX];     // f(min2)
     unsigned bits[LAYERS_MAX];  // R sign bits | idx << 27
@@ -131,30 +155,38 @@ struct RegisterMinSum {
     // acc = flooding accumulator (unused when layered).
     template <bool FLOOD>
     __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int, int dc,
-                                        int r, int z)
+                                        int r, int z4)
     {
         const unsigned old = bits[l];
         const int old_idx = (int)(old >> kIdxShift);
         const float o1 = mag1[l], o2 = mag2[l];
         float q[DC_MAX];
         int col[DC_MAX];
-        float m1 = __int_as_float(0x7f800000), m2 = m1;
-        int idx = 0;
+        // two-min (Algorithm 1, lines 9-13) as two independent chains (even and odd edges,
+        // half the dependent latency), merged below.  min2 = min(min2, max(min1, |Q|)) is
+        // the same selection as "if |Q| < min1 ... else if |Q| < min2".  On a tie of the
+        // two smallest |Q| either index may be kept: then min1 == min2 and every message,
+        // now and when rebuilt next iteration, is the same.
+        const float inf = __int_as_float(0x7f800000);
+        float c1[2] = {inf, inf}, c2[2] = {inf, inf};
+        int ci[2] = {0, 0};
         unsigned signs = 0u;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
             if (e < dc) {
-                col[e] = qc_column(edges[e], r, z);
-                q[e] = post[col[e]] - flip_bit(e == old_idx ? o2 : o1, old, e);
-                // two-min (Algorithm 1, lines 9-13): min2 = min(min2, max(min1, |Q|)) is the
-                // same selection as "if |Q| < min1 ... else if |Q| < min2"
+                col[e] = qc_offset(edges[e], r, z4);
+                q[e] = at(post, col[e]) - flip_bit(e == old_idx ? o2 : o1, old, e);
                 const float a = fabsf(q[e]);
-                idx = a < m1 ? e : idx;
-                m2 = fminf(m2, fmaxf(m1, a));
-                m1 = fminf(m1, a);
+                const int c = e & 1;
+                ci[c] = a < c1[c] ? e : ci[c];
+                c2[c] = fminf(c2[c], fmaxf(c1[c], a));
+                c1[c] = fminf(c1[c], a);
                 signs |= (__float_as_uint(q[e]) >> 31) << e;  // Q is never -0.0 (llr_value)
             }
         }
+        const float m1 = fminf(c1[0], c1[1]);
+        const float m2 = fminf(fminf(c2[0], c2[1]), fmaxf(c1[0], c1[1]));
+        const int idx = c1[1] < c1[0] ? ci[1] : ci[0];
         const float n1 = minsum_magnitude(m1, rule, alpha, beta);
         const float n2 = minsum_magnitude(m2, rule, alpha, beta);
         const unsigned rsign = signs ^ ((__popc(signs) & 1u) ? kSignMask : 0u);
@@ -162,8 +194,8 @@ struct RegisterMinSum {
         for (int e = 0; e < DC_MAX; ++e) {
             if (e < dc) {
                 const float r_new = flip_bit(e == idx ? n2 : n1, rsign, e);
-                if (FLOOD) acc[col[e]] += r_new;
-                else post[col[e]] = q[e] + r_new;
+                if (FLOOD) at(acc, col[e]) += r_new;
+                else at(post, col[e]) = q[e] + r_new;
             }
         }
         mag1[l] = n1;
@@ -177,6 +209,7 @@ struct RegisterMinSum {
 template <int DC_MAX>
 struct StoredMessages {
     static constexpr int kLayers = 0;  // any number (runtime loop)
+    static constexpr int kMinBlocks = 1;
     float* msg;  // this thread's frame: msg[b * z + r]
     int rule;
     float alpha, beta;
@@ -190,14 +223,15 @@ struct StoredMessages {
     // edges points at the layer's first block b0; its messages start at msg + b0 * z.
     template <bool FLOOD>
     __device__ __forceinline__ void row(int, float* post, float* acc, const int2* edges, int b0, int dc,
-                                        int r, int z)
+                                        int r, int z4)
     {
         float q[DC_MAX], out[DC_MAX];
         int col[DC_MAX];
+        const int z = z4 >> 2;
         float* m = msg + b0 * z + r;
         for (int e = 0; e < dc; ++e) {
-            col[e] = qc_column(edges[e], r, z);
-            q[e] = post[col[e]] - m[e * z];
+            col[e] = qc_offset(edges[e], r, z4);
+            q[e] = at(post, col[e]) - m[e * z];
         }
         if (rule == kSpa) {
             // forward: out[i] = q0 [+] ... [+] q_i ; backward running value in b
@@ -222,28 +256,29 @@ struct StoredMessages {
         }
         for (int e = 0; e < dc; ++e) {
             m[e * z] = out[e];
-            if (FLOOD) acc[col[e]] += out[e];
-            else post[col[e]] = q[e] + out[e];
+            if (FLOOD) at(acc, col[e]) += out[e];
+            else at(post, col[e]) = q[e] + out[e];
         }
     }
 };
 
-// Row r of layer l for a frame still decoding.
+// Row r of layer l for a frame still decoding; post, acc point at the row's own entry
+// (frame offset + r) of the posteriors and the flooding accumulator.
 template <bool FLOOD, class M>
 __device__ __forceinline__ void layer_step(M& msgs, int l, bool active, float* post, float* acc,
-                                           const int2* edges, const int* layer_start, int r, int z)
+                                           const int2* edges, const int* layer_start, int r, int z4)
 {
     if (active) {
         const int b0 = layer_start[l];
-        msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z);
+        msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z4);
     }
 }
 
 // Parity of row r of layer l over the hard decisions of post (1 = unsatisfied).
-__device__ __forceinline__ unsigned row_parity(const float* post, const int2* edges, int dc, int r, int z)
+__device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, int dc, int r, int z4)
 {
     unsigned p = 0u;
-    for (int e = 0; e < dc; ++e) p ^= post[qc_column(edges[e], r, z)] < 0.0f ? 1u : 0u;
+    for (int e = 0; e < dc; ++e) p ^= at(post, qc_offset(edges[e], r, z4)) < 0.0f ? 1u : 0u;
     return p;
 }
 
@@ -251,7 +286,7 @@ __device__ __forceinline__ unsigned row_parity(const float* post, const int2* ed
 // the warp by the caller).  Shared memory (dynamic, in this order):
 //   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
 //   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
-//   (padding to 8 bytes) int2 edges[nblocks], int layer_start[mb + 1],
+//   (padding to 8 bytes) int2 edges[nblocks] (as (4*(j*z+s), z-s)), int layer_start[mb + 1],
 //   int done[fpb], int fail[fpb], int iters[fpb].
 template <class M, bool FLOOD, typename In>
 __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
@@ -261,7 +296,8 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                               int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,
                               float beta)
 {
-    extern __shared__ float smem[];
+    extern __shared__ float4 smem_vec[];  // 16-byte aligned
+    float* smem = reinterpret_cast<float*>(smem_vec);
     const int tid = threadIdx.x;
     const long long frame0 = (long long)blockIdx.x * fpb;
     const int nf = (int)min((long long)fpb, (long long)frames - frame0);
@@ -276,7 +312,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     int* fail = done + fpb;
     int* iters = fail + fpb;
 
-    for (int i = tid; i < nblocks; i += blockDim.x) edges[i] = g_edges[i];
+    for (int i = tid; i < nblocks; i += blockDim.x) edges[i] = make_int2(4 * g_edges[i].x, g_edges[i].y);
     for (int i = tid; i <= mb; i += blockDim.x) layer_start[i] = g_layer_start[i];
     for (int i = tid; i < fpb; i += blockDim.x) {
         done[i] = i < nf ? 0 : 1;
@@ -284,12 +320,18 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     }
     const In* src = llr + frame0 * n;
     float* first = FLOOD ? lch : post;
-    for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+    if ((n & 3) == 0) {  // every standard code: whole vectors, aligned (frames start at 4n-element offsets)
+        for (int i = tid; i < nf * n / 4; i += blockDim.x)
+            reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale);
+    } else {
+        for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+    }
 
     const int f = tid / z;
     const int r = tid - f * z;
     const bool lane = f < nf;
-    const int off = f * n;
+    const int own = f * n + r;  // this thread's row entry in its frame's posteriors
+    const int z4 = 4 * z;
 
     M msgs;
     msgs.rule = rule;
@@ -313,13 +355,13 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
 #pragma unroll
             for (int l = 0; l < M::kLayers; ++l) {
                 if (l < mb) {
-                    layer_step<FLOOD>(msgs, l, active, post + off, acc + off, edges, layer_start, r, z);
+                    layer_step<FLOOD>(msgs, l, active, post + own, acc + own, edges, layer_start, r, z4);
                     __syncthreads();
                 }
             }
         } else {
             for (int l = 0; l < mb; ++l) {
-                layer_step<FLOOD>(msgs, l, active, post + off, acc + off, edges, layer_start, r, z);
+                layer_step<FLOOD>(msgs, l, active, post + own, acc + own, edges, layer_start, r, z4);
                 __syncthreads();
             }
         }
@@ -335,7 +377,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                 unsigned p = 0u;
                 for (int l = 0; l < mb && !p; ++l) {
                     const int b0 = layer_start[l];
-                    p = row_parity(post + off, edges + b0, layer_start[l + 1] - b0, r, z);
+                    p = row_parity(post + own, edges + b0, layer_start[l + 1] - b0, r, z4);
                 }
                 if (p) fail[f] = 1;
             }
@@ -365,6 +407,12 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             for (int k = 0; k < 8; ++k) v |= (i0 + k < n && p[i0 + k] < 0.0f ? 1u : 0u) << (7 - k);
             dst[j] = (unsigned char)v;
         }
+    } else if ((n & 3) == 0) {
+        uchar4* dst = reinterpret_cast<uchar4*>(bits + frame0 * n);
+        for (int i = tid; i < nf * n / 4; i += blockDim.x) {
+            const float4 v = reinterpret_cast<const float4*>(post)[i];
+            dst[i] = make_uchar4(v.x < 0.0f, v.y < 0.0f, v.z < 0.0f, v.w < 0.0f);
+        }
     } else {
         unsigned char* dst = bits + frame0 * n;
         for (int i = tid; i < nf * n; i += blockDim.x) dst[i] = post[i] < 0.0f ? 1 : 0;
@@ -387,7 +435,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     llr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, \
         fpb, max_iter, early_stop, rule, alpha, beta
 #define GPULDPC_KERNEL(name, M, FLOOD, In)                                                          \
-    extern "C" __global__ void __launch_bounds__(kMaxThreads, kMinBlocks) name(GPULDPC_ARGS(In))                       \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, M::kMinBlocks) name(GPULDPC_ARGS(In))                       \
     {                                                                                               \
         decode_frames<M, FLOOD, In>(GPULDPC_PASS);                                                  \
     }
@@ -399,10 +447,10 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     GPULDPC_INPUTS(prefix##_layered, M, false)            \
     GPULDPC_INPUTS(prefix##_flooding, M, true)
 
-using Ms12x8 = RegisterMinSum<12, 8>;
-using Ms8x16 = RegisterMinSum<8, 16>;
-using Ms4x24 = RegisterMinSum<4, 24>;
-using Ms16x16 = RegisterMinSum<16, 16>;
+using Ms12x8 = RegisterMinSum<12, 8, 2>;
+using Ms8x16 = RegisterMinSum<8, 16, 1>;
+using Ms4x24 = RegisterMinSum<4, 24, 1>;
+using Ms16x16 = RegisterMinSum<16, 16, 1>;
 using Stored = StoredMessages<27>;
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
 GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)

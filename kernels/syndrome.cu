@@ -4,9 +4,9 @@
 // decoding": a frame is a codeword iff every check is satisfied) for a batch of hard
 // decisions, one thread per (frame, check row).  The code is given as its non-empty
 // base-matrix blocks in layer order (see qc_decode.cu, "QC layout"):
-//   edges[b] = (j * z, s)  for block b of the layer:  row r of the layer checks column
-//   j*z + (r + s) mod z   (the base-matrix convention of gpuldpc.codes: identity shifted
-//   right by s).
+//   edges[b] = (j*z + s, z - s)  for block b of the layer:  row r of the layer checks
+//   column j*z + (r + s) mod z  (the base-matrix convention of gpuldpc.codes: identity
+//   shifted right by s), i.e. r + (j*z + s), minus z when r >= z - s.
 //   layer_start[l] .. layer_start[l+1]-1 are the blocks of base row l.
 //
 // Input  bits   uint8 [frames, n]  (0/1, unpacked hard decisions)
@@ -30,9 +30,7 @@ extern "C" __global__ void syndrome_weight(const unsigned char* __restrict__ bit
     int parity = 0;
     for (int b = layer_start[layer]; b < layer_start[layer + 1]; ++b) {
         const int2 e = edges[b];
-        int c = r + e.y;
-        if (c >= z) c -= z;
-        parity ^= x[e.x + c] & 1;
+        parity ^= x[r + e.x - (r >= e.y ? z : 0)] & 1;
     }
     if (parity) atomicAdd(weight + frame, 1);
 }

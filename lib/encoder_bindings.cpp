@@ -56,8 +56,8 @@ void register_encoder(py::module_& m) {
     py::class_<DualDiagonalEncoder>(m, "DualDiagonalEncoder", R"doc(
 Linear-time systematic encoder of the IEEE 802.11n / 802.16e QC-LDPC codes.
 
-Parity from the dual-diagonal structure H = [H_s | h_b | H_dd] (IEEE 802.11n
-Annex R): lambda_i = sum_j P^h(i,j) s_j, p_0 = P^-x sum_i lambda_i,
+Parity from the dual-diagonal structure H = [H_s | h_b | H_dd] (IEEE 802.11-2020
+Annex F): lambda_i = sum_j P^h(i,j) s_j, p_0 = P^-x sum_i lambda_i,
 p_1 = lambda_0 + P^h(0,kb) p_0, p_(i+1) = lambda_i + P^h(i,kb) p_0 + p_i.
 Equations and conventions: include/gpuldpc/dual_diagonal_encoder.hpp.
 

@@ -50,3 +50,14 @@ def test_bad_arguments(argv, message, capsys):
         demo.parse_args(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_unusable_backend_is_reported_without_traceback(capsys, monkeypatch):
+    from gpuldpc.decoders import front
+
+    # A backend module that cannot load stands for "no GPU here" / "not built".
+    monkeypatch.setitem(front._BACKEND_MODULES, "cuda", "gpuldpc.decoders.no_such_backend")
+    assert demo.main(["--backend", "cuda", "--frames", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m gpuldpc.demo: backend 'cuda' is not usable here: ")
+    assert "Traceback" not in err

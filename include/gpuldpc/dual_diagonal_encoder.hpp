@@ -10,7 +10,7 @@
 //     identity blocks (shift 0) in rows t-1 and t.
 // With P^s the identity with its columns shifted right by s ((P^s v)[r] =
 // v[(r + s) mod z], the convention of gpuldpc.codes.qc) and s_j the
-// information blocks, the encoder computes (IEEE 802.11n-2009 Annex R;
+// information blocks, the encoder computes (IEEE 802.11-2020 Annex F;
 // Richardson-Urbanke for this dual-diagonal special case):
 //   lambda_i = sum_{j < kb} P^{h(i,j)} s_j                       (i = 0..mb-1)
 //   p_0      = P^{-x} sum_i lambda_i          (the rows summed: every H_dd block

@@ -54,10 +54,18 @@ def why_unavailable() -> str | None:
             "scripts/setup.sh or `pip install .`")
 
 
-def core():
-    """Return the ``gpuldpc._core`` module, or raise :class:`NativeModuleMissing`."""
+def core(feature: str | None = None):
+    """Return the ``gpuldpc._core`` module, or raise :class:`NativeModuleMissing`.
+
+    ``feature`` names a group of the module that a build may leave out
+    (``"cpu_decoders"``: needs Google Highway); when this build lacks it, the
+    exception gives the reason recorded in ``_core.without``.
+    """
     if _CORE is None:
         raise NativeModuleMissing(why_unavailable()) from _CORE_ERROR
+    if feature is not None and feature in _CORE.without:
+        raise NativeModuleMissing(f"gpuldpc._core was built without {feature}: {_CORE.without[feature]}; "
+                                  "install it and rebuild (scripts/setup.sh or `pip install .`)")
     return _CORE
 
 

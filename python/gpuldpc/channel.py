@@ -111,6 +111,8 @@ def transmit(code, codewords, ebn0_db, rng: np.random.Generator) -> np.ndarray:
     if codewords.ndim != 2 or codewords.shape[1] != code.n:
         raise ValueError(f"code {code.name!r}: codewords must have shape [batch, {code.n}], "
                          f"got {codewords.shape}")
+    if codewords.size and (codewords.min() < 0 or codewords.max() >= code.q):
+        raise ValueError(f"code {code.name!r}: codeword entries must lie in 0..{code.q - 1}")
     sigma = sigma_from_ebn0(ebn0_db, code.k / code.n)
     if code.is_binary:
         return awgn_llr(codewords, sigma, rng)

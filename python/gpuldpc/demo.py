@@ -18,12 +18,13 @@ NumPy reference); the report names the one that ran.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
 
 from . import channel, codes
-from .decoders import Decoder
+from .decoders import BackendUnavailable, Decoder
 from .decoders.front import BACKENDS, BINARY_ALGORITHMS, SCHEDULES
 
 
@@ -97,7 +98,13 @@ def report(r: dict) -> str:
 
 
 def main(argv=None) -> int:
-    print(report(run(parse_args(argv))))
+    args = parse_args(argv)
+    try:
+        result = run(args)
+    except BackendUnavailable as exc:
+        print(f"python -m gpuldpc.demo: {exc}", file=sys.stderr)
+        return 1
+    print(report(result))
     return 0
 
 

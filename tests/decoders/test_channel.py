@@ -97,6 +97,8 @@ def test_transmit_gf_code_gives_symbol_llrs_whose_argmin_is_the_codeword_at_high
     assert llr.shape == (4, 620, 32) and llr.dtype == np.float32
     np.testing.assert_array_equal(llr.argmin(axis=-1), cw)
     np.testing.assert_array_equal(llr.min(axis=-1), 0.0)
+    with pytest.raises(ValueError, match=r"codeword entries must lie in 0..31"):
+        channel.transmit(code, cw + 32, 3.0, rng)
 
 
 def test_symbol_probabilities_sum_to_one_and_follow_exp_minus_llr():

@@ -23,7 +23,9 @@ def test_layout_expands_to_h(name):
     lay = qc_layout(code)                       # raises unless its rows are exactly code.H
     assert lay.nblocks * lay.z == code.H.nnz
     assert lay.layer_start[-1] == lay.nblocks and lay.layers * lay.z == code.m
-    assert np.all((lay.edges[:, 1] >= 0) & (lay.edges[:, 1] < lay.z))
+    shift = lay.z - lay.edges[:, 1]
+    assert np.all((shift >= 0) & (shift < lay.z))
+    assert np.all((lay.edges[:, 0] - shift) % lay.z == 0)
     assert lay.max_row_blocks == int(np.diff(code.H.indptr).max())
 
 

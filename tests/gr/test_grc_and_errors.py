@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -23,8 +24,9 @@ BAD_ALIST = "648 324\n3 7\n1 2\n"        # column weights line too short
 
 def grcc(repo, path, out_dir):
     env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"))
-    return subprocess.run([GRCC, "-o", str(out_dir), str(path)], capture_output=True, text=True,
-                          env=env, timeout=300)
+    # This interpreter (grcc's shebang names /usr/bin/python3, which may not see gpuldpc, e.g. in a venv).
+    return subprocess.run([sys.executable, GRCC, "-o", str(out_dir), str(path)], capture_output=True,
+                          text=True, env=env, timeout=300)
 
 
 def decoder_graph(code, vlen, out_vlen):

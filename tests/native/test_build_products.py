@@ -65,3 +65,21 @@ def test_missing_core_is_explained(tmp_path):
     assert out[1].startswith(f"gpuldpc._core is not built: this gpuldpc is the uncompiled copy in "
                              f"{source / 'gpuldpc'}")
     assert "scripts/setup.sh" in out[1]
+
+
+def test_features_left_out_are_explained(native_core, monkeypatch):
+    """A build without Google Highway has no CPU decoders; asking for them says why."""
+    import gpuldpc as gl
+
+    if os.environ.get("CI"):            # scripts/setup.sh installs libhwy-dev: everything is built
+        assert dict(native_core.without) == {}
+    monkeypatch.setattr(native_core, "without", {"cpu_decoders": "Google Highway (libhwy-dev) was not found"})
+    with pytest.raises(_native.NativeModuleMissing,
+                       match=r"built without cpu_decoders: Google Highway \(libhwy-dev\) was not found; "
+                             r"install it and rebuild"):
+        _native.core("cpu_decoders")
+    assert _native.core() is native_core
+    code = gl.codes.get("wifi-648-1/2")
+    with pytest.raises(gl.BackendUnavailable, match="built without cpu_decoders"):
+        gl.Decoder(code, backend="cpu")
+    assert gl.Decoder(code, backend="auto").backend in ("cuda", "reference")

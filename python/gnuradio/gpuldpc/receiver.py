@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from gnuradio import digital, filter, gr
 
 from gpuldpc.framing import SYNC_WORD

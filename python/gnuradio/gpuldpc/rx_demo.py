@@ -80,6 +80,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-iterations", type=int, default=10)
     args = parser.parse_args(argv)
     meta_path = args.recording or default_recording()
+    # GNU Radio warns about buffer alignment of the large vector items; nothing to act on
+    gr.logging().set_default_level(gr.log_levels.err)
     tb = recording_receiver(meta_path, args.backend, max_iterations=args.max_iterations)
     start = time.perf_counter()
     tb.run()

@@ -4,8 +4,10 @@ For a code with base matrix ``B`` [mb, nb] and expansion ``z`` (``code.base``,
 ``code.z``; shift ``s``: row ``r`` of the block has its 1 in column
 ``(r + s) mod z``), the kernels take
 
-* ``edges`` int32 [nblocks, 2]: ``(j * z, s)`` for every entry ``B[l, j] >= 0``,
-  layer (base row) by layer, columns increasing;
+* ``edges`` int32 [nblocks, 2]: ``(j*z + s, z - s)`` for every entry ``B[l, j] >= 0``,
+  layer (base row) by layer, columns increasing (so the kernels find the column
+  ``j*z + (r + s) mod z`` of row ``r`` as ``r + (j*z + s)``, minus ``z`` when
+  ``r >= z - s``: three integer operations, no modulo);
 * ``layer_start`` int32 [mb + 1]: the blocks of layer ``l`` are
   ``layer_start[l] .. layer_start[l+1] - 1``.
 
@@ -26,7 +28,7 @@ class QcLayout(NamedTuple):
     n: int
     z: int
     layers: int
-    edges: np.ndarray          # int32 [nblocks, 2]: (column offset j*z, shift s)
+    edges: np.ndarray          # int32 [nblocks, 2]: (j*z + s, z - s)
     layer_start: np.ndarray    # int32 [layers + 1]
     max_row_blocks: int        # largest number of blocks in a layer (check degree)
 
@@ -52,7 +54,8 @@ def qc_layout(code) -> QcLayout:
         raise NotQuasiCyclic(f"code {code.name!r}: base matrix {mb}x{nb} with z={z} does not match "
                              f"H of shape {code.m}x{code.n}")
     rows, cols = np.nonzero(base >= 0)
-    edges = np.stack([cols * z, base[rows, cols] % z], axis=1).astype(np.int32)
+    shifts = base[rows, cols] % z
+    edges = np.stack([cols * z + shifts, z - shifts], axis=1).astype(np.int32)
     counts = np.bincount(rows, minlength=mb)
     layer_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     layout = QcLayout(code.n, z, mb, np.ascontiguousarray(edges), layer_start, int(counts.max()))
@@ -67,9 +70,9 @@ def _check_against_h(code, layout: QcLayout):
     rows, cols = [], []
     for l in range(layout.layers):
         for b in range(layout.layer_start[l], layout.layer_start[l + 1]):
-            off, s = layout.edges[b]
+            first, wrap = layout.edges[b]
             rows.append(l * z + r)
-            cols.append(off + (r + s) % z)
+            cols.append(r + first - np.where(r >= wrap, z, 0))
     rows, cols = np.concatenate(rows), np.concatenate(cols)
     H = code.H
     expanded = np.zeros(H.shape, dtype=bool)

@@ -38,7 +38,7 @@ _NB_ALGORITHMS = ("minmax", "mmma")
 
 def _core():
     try:
-        return _native.core()
+        return _native.core("cpu_decoders")
     except ImportError as exc:
         raise BackendUnavailable(str(exc)) from exc
 

@@ -10,8 +10,10 @@ the most likely symbol, shape [batch, n, q].
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import importlib
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -161,33 +163,94 @@ class Decoder:
         return self.settings.max_iterations
 
     def check_llr(self, llr) -> np.ndarray:
-        """Validate an LLR array; return it as C-contiguous float32 [batch, ...]."""
+        """Validate an LLR array; return it C-contiguous, shape [batch, ...].
+
+        Floating-point input becomes float32 unless the backend takes its dtype
+        as is (``llr_dtypes`` of the backend, e.g. float16 or int8 for cuda).
+        """
         code = self.code
         shape = ("batch", code.n) if code.is_binary else ("batch", code.n, code.q)
         arr = np.asarray(llr)
-        if arr.dtype.kind != "f":
-            raise TypeError(f"LLRs must be floating point (float32), got dtype {arr.dtype}")
+        accepted = getattr(self._impl, "llr_dtypes", (np.dtype(np.float32),))
+        if arr.dtype not in accepted and arr.dtype.kind != "f":
+            names = ", ".join(str(np.dtype(d)) for d in accepted)
+            raise TypeError(f"LLRs must be floating point ({names} for backend {self.backend!r}), "
+                            f"got dtype {arr.dtype}")
         if arr.ndim == len(shape) - 1:
             arr = arr[None]
         if arr.ndim != len(shape) or tuple(arr.shape[1:]) != tuple(shape[1:]):
             raise ValueError(f"code {code.name!r}: LLRs must have shape [{', '.join(map(str, shape))}]"
                              f", got {tuple(np.shape(llr))}")
-        arr = np.ascontiguousarray(arr, dtype=np.float32)
-        if not np.isfinite(arr).all():
-            bad = np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(axis=1))
-            raise ValueError(f"code {code.name!r}: LLRs contain NaN or infinite values "
-                             f"(frames {bad[:8].tolist()}{'...' if bad.size > 8 else ''})")
+        arr = np.ascontiguousarray(arr, dtype=arr.dtype if arr.dtype in accepted else np.float32)
+        check_finite(arr, code.name)
         return arr
 
     def decode(self, llr) -> DecodeResult:
         """Decode a batch of frames; see the class docstring for the conventions."""
         return self._impl.decode(self.check_llr(llr))
 
+    def pinned_llr(self, frames: int) -> np.ndarray:
+        """An LLR array [frames, ...] that ``decode`` takes without staging it.
+
+        Page-locked memory for the cuda backend (copied to the GPU as is);
+        ordinary memory for the others.
+        """
+        own = getattr(self._impl, "pinned_llr", None)
+        if own is not None:
+            return own(frames)
+        tail = (self.code.n,) if self.code.is_binary else (self.code.n, self.code.q)
+        return np.empty((frames,) + tail, np.float32)
+
+    def preferred_batch(self, preset: str = "throughput") -> int:
+        """Frames per ``decode`` call that keep the backend busy.
+
+        ``latency``: the smallest batch that fills the backend once (one GPU wave,
+        or one SIMD chunk); ``throughput``: enough to overlap copies and kernels
+        over all streams (or all threads).
+        """
+        _check_choice("preset", preset, ("latency", "throughput"))
+        own = getattr(self._impl, "preferred_batch", None)
+        return int(own(preset)) if own is not None else (1 if preset == "latency" else 64)
+
     def __repr__(self):
         s = self.settings
         return (f"Decoder({self.code.name!r}, algorithm={s.algorithm!r}, schedule={s.schedule!r}, "
                 f"max_iterations={s.max_iterations}, early_stop={s.early_stop}, "
                 f"backend={self.backend!r})")
+
+
+_FINITE_CHUNK = 1 << 22          # elements per reduction in check_finite
+_finite_pool = None
+
+
+def _chunk_sum(flat, start):
+    return float(np.add.reduce(flat[start:start + _FINITE_CHUNK], dtype=np.float64))
+
+
+def check_finite(arr: np.ndarray, name: str) -> None:
+    """Raise ValueError naming the frames when ``arr`` holds NaN or +-inf.
+
+    One pass without temporaries: a NaN or infinity makes the (float64) sum of a
+    chunk non-finite, and finite float32 values cannot overflow a float64 sum.
+    Large arrays are reduced in chunks on a thread pool (NumPy releases the GIL),
+    so the check stays far from being the bottleneck of a GPU decode.
+    """
+    if arr.dtype.kind != "f" or arr.size == 0:
+        return
+    flat = arr.reshape(-1)
+    starts = range(0, flat.size, _FINITE_CHUNK)
+    if len(starts) > 1:
+        global _finite_pool
+        if _finite_pool is None:
+            _finite_pool = concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1),
+                                                                 "gpuldpc-check")
+        total = sum(_finite_pool.map(lambda s: _chunk_sum(flat, s), starts))
+    else:
+        total = _chunk_sum(flat, 0)
+    if not np.isfinite(total):
+        bad = np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(axis=1))
+        raise ValueError(f"code {name!r}: LLRs contain NaN or infinite values "
+                         f"(frames {bad[:8].tolist()}{'...' if bad.size > 8 else ''})")
 
 
 def make_result(code: Code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray) -> DecodeResult:

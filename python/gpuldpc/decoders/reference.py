@@ -34,6 +34,8 @@ Schedules (common to every rule; ``R`` check-to-variable messages, start 0)
   over the variable's checks in increasing row order; extrinsic ``Q = T - R``
   per edge; all checks update from these ``Q``; ``T`` is summed again after the
   check update and is the posterior.
+* GF(q): every ``Q`` vector is then normalized, ``Q(a) - min_b Q(b)``, before
+  the check rule (the ``L = Q + R_new`` of the layered schedule uses it).
 
 Decisions and stopping
 ----------------------
@@ -47,7 +49,10 @@ zero-syndrome flag of the returned decisions (GF(q) arithmetic for GF(q)
 codes).
 
 The exact check-node arithmetic of each rule is in the docstrings of
-:mod:`.reference_binary` and :mod:`.reference_nb`.
+:mod:`.reference_binary` and :mod:`.reference_nb`.  Besides ``decode``, the
+object ``make`` returns offers ``posterior(llr, iterations)``: the float32
+posteriors after a fixed number of iterations, to compare another backend
+value by value (``reference.make(code, gl.Decoder(...).settings)``).
 """
 from __future__ import annotations
 
@@ -64,6 +69,6 @@ def make(code, settings):
     if code.is_binary:
         return BinaryReferenceDecoder(code, settings)
     if settings.algorithm not in ("minmax", "mmma"):
-        raise BackendUnavailable(f"the reference backend decodes GF(q) codes with 'minmax' or 'mmma'; "
-                                 f"algorithm={settings.algorithm!r} needs the cuda backend")
+        raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not implemented by the reference "
+                                 "backend, which decodes GF(q) codes with 'minmax' or 'mmma'")
     return MinMaxReferenceDecoder(code, settings)

@@ -1,0 +1,223 @@
+"""GF(q) LDPC decoding on the GPU (kernels/nb_*.cu) beside the figures of papers 000, 002, 003.
+
+Run on the GPU machine (see docs/gpu_nb.md)::
+
+    python bench/gpu_nb.py --out bench/results
+
+Rows (DESIGN.md "Measuring"): end-to-end throughput from a host float32 LLR array
+(bit LLRs of the binary image: n*m floats per frame, converted to symbol LLRs on the
+GPU; one row with [n, q] symbol LLRs) to host symbols, fixed iterations unless
+``early_stop``; kernel-only throughput (CUDA events around one launch on resident
+data); latency of one frame end to end; FER on the frames timed; FER/BER curves of
+paper 000's codes from 3 to 5 dB.  Each row carries the paper's own figure
+(``paper_mbps``, ``paper``) for comparison.  Writes ``<gpu>-nb.json`` and
+``<gpu>-nb.txt``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import gpuldpc as gl
+from gpuldpc import cuda
+from gpuldpc.cuda.nb_decoder import NbCudaDecoder
+
+# (code, algorithm, schedule, iterations, early_stop, Eb/N0, paper Mb/s, source)
+ROWS = [
+    ("gf32-620-310", "minmax", "flooding", 10, False, 3.0, 0.6935, "003 Table III, GTX 470, OpenCL"),
+    ("gf32-620-310", "minmax", "flooding", 10, True, 3.0, 1.26, "003 Table III, GTX 470, early stop, 3 dB"),
+    ("gf32-744-653", "mmma", "layered", 10, False, 4.0, 653 * 5 / 285e-3 / 1e6,
+     "000 Table 3, GTX TITAN Black, 285 ms at 0-3 dB (taken per frame)"),
+    ("gf64-1512-1325", "mmma", "layered", 10, False, 4.0, None, "000 reports no GF(64) timing"),
+]
+FFT_PAPER = {  # paper 002 Table 1 (Tesla C1060, kernels only), Mb/s at 5, 10, 15 iterations
+    32: (1.63, 0.82, 0.55), 64: (0.78, 0.39, 0.26), 128: (3.34, 1.67, 1.11), 256: (2.37, 1.20, 0.79)}
+FFT_EBN0 = 2.0
+
+
+def bit_llrs(code, frames, ebn0, seed=1, distinct=2048):
+    """(codewords, float32 bit LLRs [frames, n*m]): ``distinct`` random codewords tiled, fresh noise."""
+    rng = np.random.default_rng(seed)
+    d = min(frames, distinct)
+    cw = code.encode(rng.integers(0, 2, (d, code.k), dtype=np.uint8))
+    cw = np.tile(cw, (-(-frames // d), 1))[:frames]
+    bits = gl.gf.GF(code.q).to_bits(cw).reshape(frames, -1)
+    sigma = gl.channel.sigma_from_ebn0(ebn0, code.k / code.n)
+    return cw, gl.channel.awgn_llr(bits, sigma, rng)
+
+
+def median_time(fn, reps, warmup=1):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def row(code, dec, frames, seconds, *, kernel_s=None, kernel_frames=None, fer=None, ebn0=None, **extra):
+    r = dict(system="gpuldpc", code=code.name, algorithm=dec.algorithm, schedule=dec.schedule,
+             iterations=dec.max_iterations, early_stop=dec.early_stop, llr_dtype="float32",
+             frames_per_batch=frames, streams=dec.streams,
+             coded_gbps=code.n * frames / seconds / 1e9, info_gbps=code.k * frames / seconds / 1e9,
+             latency_us=seconds * 1e6,
+             kernel_gbps=code.n * kernel_frames / kernel_s / 1e9 if kernel_s else None,
+             kernel_info_gbps=code.k * kernel_frames / kernel_s / 1e9 if kernel_s else None,
+             fer=fer, ebn0_db=ebn0, units=dec.shape.units, threads=dec.shape.threads,
+             blocks_per_sm=dec.shape.blocks_per_sm, chunk_frames=dec.chunk_frames,
+             registers=dec.kernel_attributes.registers)
+    r.update(extra)
+    return r
+
+
+def throughput(code, algorithm, schedule, iterations, early_stop, ebn0, frames, symbol_input=False):
+    """One end-to-end row: at least ``frames`` frames and four launches per stream pair."""
+    dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop, check_finite=False)
+    frames = max(frames, 4 * dec.chunk_frames)
+    cw, llr = bit_llrs(code, frames, ebn0)
+    if symbol_input:
+        llr = gl.channel.bit_llr_to_symbol_llr(llr, code.q)
+    t0 = time.perf_counter()
+    res = dec.decode(llr)
+    t0 = time.perf_counter() - t0
+    t = t0 if t0 > 2.0 else median_time(lambda: dec.decode(llr), reps=3, warmup=0)
+    ks = dec.kernel_seconds(llr)
+    fer = float((res.bits != cw).any(axis=1).mean())
+    return dec, row(code, dec, frames, t, kernel_s=ks, kernel_frames=min(frames, dec.chunk_frames), fer=fer,
+                    ebn0=ebn0, input="symbol LLRs [n, q]" if symbol_input else "bit LLRs [n*m]",
+                    mean_iterations=float(res.iterations.mean()))
+
+
+def latency(code, algorithm, schedule, iterations):
+    dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop=False, streams=1, chunk_frames=1,
+                        check_finite=False)
+    _, llr = bit_llrs(code, 1, 3.0)
+    t = median_time(lambda: dec.decode(llr), reps=200, warmup=20)
+    return row(code, dec, 1, t, preset="one frame")
+
+
+def units_sweep(code, algorithm, schedule, counts, frames=4096):
+    """Kernel-only info Mb/s for forced block shapes (``units`` rows at once), 10 iterations."""
+    _, llr = bit_llrs(code, frames, 3.0)
+    out = []
+    for units in counts:
+        try:
+            dec = NbCudaDecoder(code, algorithm, schedule, 10, False, streams=1, chunk_frames=frames,
+                                units=units, check_finite=False)
+        except ValueError as exc:
+            out.append(dict(units=units, error=str(exc)))
+            continue
+        t = dec.kernel_seconds(llr, repeats=3)
+        out.append(dict(units=units, threads=dec.shape.threads, blocks_per_sm=dec.shape.blocks_per_sm,
+                        kernel_info_mbps=code.k * frames / t / 1e6))
+    return out
+
+
+def curve(code, frames, points=(3.0, 3.5, 4.0, 4.5, 5.0)):
+    """Paper 000 Fig. 8: FER and BER (information bits) of MMMA, 10 iterations, early stop."""
+    dec = NbCudaDecoder(code, "mmma", "layered", 10, True, check_finite=False)
+    out = []
+    for k, ebn0 in enumerate(points):
+        cw, llr = bit_llrs(code, frames, ebn0, seed=100 + k)
+        res = dec.decode(llr)
+        f = gl.gf.GF(code.q)
+        errors = f.to_bits(res.info ^ cw[:, :code.k]).sum()
+        out.append(dict(code=code.name, ebn0_db=ebn0, frames=frames,
+                        fer=float((res.bits != cw).any(axis=1).mean()),
+                        ber=float(errors / (frames * code.k * f.m)),
+                        mean_iterations=float(res.iterations.mean())))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--frames", type=int, default=16384)
+    ap.add_argument("--curve-frames", type=int, default=8192)
+    args = ap.parse_args(argv)
+    drv = cuda.driver()
+    rows, notes = [], {}
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
+    dev0 = drv.Device(0)
+    doc = dict(gpu=dev0.name(), gpus=1, driver=drv.get_driver_version(),
+               cuda=".".join(map(str, drv.get_version())), commit=commit,
+               date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               rows=rows, notes=notes)
+    os.makedirs(args.out, exist_ok=True)
+    stem = ("h200" if "H200" in dev0.name() else dev0.name().replace(" ", "_").lower()) + "-nb"
+
+    def save():
+        with open(os.path.join(args.out, stem + ".json"), "w") as f:
+            json.dump(doc, f, indent=1)
+    for name, alg, sched, it, es, ebn0, paper, source in ROWS:
+        code = gl.codes.get(name)
+        _, r = throughput(code, alg, sched, it, es, ebn0, args.frames)
+        rows.append(dict(r, paper_mbps=paper, paper=source))
+        save()
+        print(f"{name} {alg} {sched} es={es}: {r['info_gbps'] * 1e3:.1f} Mb/s info", flush=True)
+    code = gl.codes.get("gf32-744-653")
+    _, r = throughput(code, "mmma", "layered", 10, False, 4.0, args.frames, symbol_input=True)
+    rows.append(dict(r, paper_mbps=None, paper=None))
+    for name in ("gf32-620-310", "gf32-744-653"):
+        code = gl.codes.get(name)
+        alg, sched = ("minmax", "flooding") if name == "gf32-620-310" else ("mmma", "layered")
+        rows.append(dict(latency(code, alg, sched, 10), paper_mbps=None,
+                         paper="issue 5: one (620,310) frame end to end <= 100 us"))
+    for q in (32, 64, 128, 256):
+        code = gl.codes.get(f"gf{q}-384-128")
+        for k, it in enumerate((5, 10, 15)):
+            _, r = throughput(code, "fft-spa", "flooding", it, False, FFT_EBN0, args.frames)
+            rows.append(dict(r, paper_mbps=FFT_PAPER[q][k], paper="002 Table 1, Tesla C1060, kernels only"))
+            save()
+            print(f"{code.name} fft-spa {it} it: {r['info_gbps'] * 1e3:.1f} Mb/s info", flush=True)
+    notes["units_sweep"] = {
+        "gf32-620-310 minmax flooding": units_sweep(gl.codes.get("gf32-620-310"), "minmax", "flooding",
+                                                    (1, 2, 4, 8, 16, 31)),
+        "gf32-744-653 mmma layered": units_sweep(gl.codes.get("gf32-744-653"), "mmma", "layered",
+                                                 (2, 4, 8, 11, 16)),
+        "gf256-384-128 fft-spa": units_sweep(gl.codes.get("gf256-384-128"), "fft-spa", "flooding",
+                                             (2, 4, 8, 16)),
+    }
+    save()
+    notes["curves"] = []
+    for name in ("gf32-744-653", "gf64-1512-1325"):
+        notes["curves"] += curve(gl.codes.get(name), args.curve_frames)
+    save()
+    lines = [f"{doc['gpu']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
+             f"{'code':15s} {'alg':7s} {'sched':8s} {'it':>3s} {'es':>2s} {'input':6s} {'frames':>6s} "
+             f"{'coded Mb/s':>10s} {'info Mb/s':>9s} {'kern info':>9s} {'lat us':>9s} {'FER':>6s} "
+             f"{'paper Mb/s':>10s}  paper"]
+    for r in rows:
+        k = f"{r['kernel_info_gbps'] * 1e3:9.1f}" if r["kernel_info_gbps"] else "        -"
+        fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
+        p = f"{r['paper_mbps']:10.3f}" if r["paper_mbps"] else "         -"
+        inp = "sym" if str(r.get("input", "")).startswith("symbol") else "bits"
+        lines.append(f"{r['code']:15s} {r['algorithm']:7s} {r['schedule']:8s} {r['iterations']:3d} "
+                     f"{'y' if r['early_stop'] else 'n':>2s} {inp:6s} {r['frames_per_batch']:6d} "
+                     f"{r['coded_gbps'] * 1e3:10.1f} {r['info_gbps'] * 1e3:9.1f} {k} {r['latency_us']:9.1f} "
+                     f"{fer} {p}  {r['paper'] or ''}")
+    for key, points in notes["units_sweep"].items():
+        lines.append(f"units sweep {key}: " + ", ".join(
+            f"{p['units']}: {p['kernel_info_mbps']:.0f}" if "kernel_info_mbps" in p else f"{p['units']}: -"
+            for p in points) + " (kernel info Mb/s)")
+    lines.append("FER/BER, MMMA layered, 10 iterations, early stop (paper 000 Fig. 8):")
+    for c in notes["curves"]:
+        lines.append(f"  {c['code']:15s} {c['ebn0_db']:4.1f} dB  FER {c['fer']:.2e}  BER {c['ber']:.2e}  "
+                     f"({c['frames']} frames, {c['mean_iterations']:.2f} it)")
+    text = "\n".join(lines)
+    with open(os.path.join(args.out, stem + ".txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

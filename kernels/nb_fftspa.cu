@@ -1,0 +1,310 @@
+// GF(q) sum-product decoding in the probability domain with the fast Walsh-Hadamard
+// transform (FFT-SPA), q = 4 .. 256, flooding, all iterations of a frame in one thread
+// block and one launch.
+//
+// Paper 002 (FFT-SPA on GPU), section III:
+//   variable node   Q_{mn}(a) = Pch_n(a) prod_{m' != m} R_{m'n}(a),  normalized to sum 1;
+//   permutation     Qh_{mn}(h a) = Q_{mn}(a)            (h = h_{mn}, GF(q) product);
+//   check node      F = WHT(Qh),  G_{mn} = prod_{n' != n} F_{mn'}  (pointwise),
+//                   Rh_{mn} = WHT(G_{mn}) / (q G_{mn}(0))
+//                   (normalized in the Fourier domain: sum_b Rh(b) = G(0) / G(0) = 1);
+//   de-permutation  R_{mn}(a) = Rh_{mn}(h a);
+//   decision        x_n = argmax_a Pch_n(a) prod_m R_{mn}(a)  (summed as logarithms).
+// WHT: y(k) = sum_b (-1)^{popcount(b & k)} x(b), its own inverse up to the factor q.
+// Rounding can leave Rh slightly negative; it is clamped at 0.  A variable-node product
+// that underflows to 0 for every a (possible in float32 at high SNR) is replaced by Pch_n.
+//
+// Threads: a *group* of T = min(q, 32) lanes per vector; lane l holds the R = q/T elements
+// a = l R .. l R + R - 1 in registers.  The WHT runs its log2 R first stages inside the
+// registers and the last log2 T stages with __shfl_xor_sync; the Fourier-domain products
+// of one check are lane-private (element k of every edge sits in the same lane), so they
+// go through shared memory without synchronization.  Permutations go through shared
+// memory, so every global access is contiguous (q floats per message, as float4 where R
+// allows).  A group handles one check row at a time, and one variable at a time for the
+// decisions.
+//
+// Messages per frame: Pch [n][q] (channel probabilities), R [E][q] (edge = CSR index,
+// probability domain).  Q is recomputed from Pch and R where a check needs it (no
+// variable-node pass over memory); R is not read in the first iteration (uniform there).
+// Input: bit LLRs of the binary image or Min-Max symbol LLRs (nb_common.cuh), turned into
+// Pch_n(a) = exp(-(L_n(a) - min L_n)) / sum.
+#include "nb_common.cuh"
+
+namespace {
+
+constexpr int kMaxThreads = 512;
+
+template <int Q>
+struct Group {
+    static constexpr int T = Q < 32 ? Q : 32;   // lanes per vector
+    static constexpr int R = Q / T;             // elements per lane
+    int id, lane;
+    unsigned mask;
+
+    __device__ Group()
+    {
+        id = threadIdx.x / T;
+        lane = threadIdx.x % T;
+        mask = T >= 32 ? 0xffffffffu : ((1u << T) - 1u) << ((threadIdx.x % 32) & ~(T - 1));
+    }
+    __device__ __forceinline__ int element(int r) const { return lane * R + r; }
+    __device__ __forceinline__ void sync() const { __syncwarp(mask); }
+    __device__ __forceinline__ float sum(float v) const
+    {
+#pragma unroll
+        for (int o = 1; o < T; o <<= 1) v += __shfl_xor_sync(mask, v, o);
+        return v;
+    }
+    __device__ __forceinline__ float min(float v) const
+    {
+#pragma unroll
+        for (int o = 1; o < T; o <<= 1) v = fminf(v, __shfl_xor_sync(mask, v, o));
+        return v;
+    }
+    // Unnormalized WHT of the group's vector, in place.
+    __device__ __forceinline__ void wht(float (&x)[R]) const
+    {
+#pragma unroll
+        for (int h = 1; h < R; h <<= 1)
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (!(r & h)) {
+                    const float u = x[r], v = x[r | h];
+                    x[r] = u + v;
+                    x[r | h] = u - v;
+                }
+#pragma unroll
+        for (int o = 1; o < T; o <<= 1)
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const float other = __shfl_xor_sync(mask, x[r], o);
+                x[r] = (lane & o) ? other - x[r] : x[r] + other;
+            }
+    }
+};
+
+// x[r] = p[r] for the lane's R contiguous floats (16-byte loads where R allows).
+template <int R>
+__device__ __forceinline__ void load_run(const float* p, float (&x)[R])
+{
+    if constexpr (R % 4 == 0) {
+#pragma unroll
+        for (int k = 0; k < R / 4; ++k) {
+            const float4 v = reinterpret_cast<const float4*>(p)[k];
+            x[4 * k] = v.x; x[4 * k + 1] = v.y; x[4 * k + 2] = v.z; x[4 * k + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; ++r) x[r] = p[r];
+    }
+}
+
+template <int R>
+__device__ __forceinline__ void store_run(float* p, const float (&x)[R])
+{
+    if constexpr (R % 4 == 0) {
+#pragma unroll
+        for (int k = 0; k < R / 4; ++k) {
+            reinterpret_cast<float4*>(p)[k] = make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; ++r) p[r] = x[r];
+    }
+}
+
+// One check row: Q of its edges (variable-node products), WHT, products, inverse WHT, R.
+template <int Q>
+__device__ void check_row(const Group<Q>& g, const nb::Tables& tab, float* __restrict__ fst, int d, int rb,
+                          const int* __restrict__ edge_col, const unsigned char* __restrict__ edge_h,
+                          const int* __restrict__ vn_ptr, const int* __restrict__ vn_edge,
+                          const float* __restrict__ pch, float* __restrict__ rmsg, bool first)
+{
+    constexpr int R = Group<Q>::R;
+    float* scratch = fst + d * Q;
+    g.sync();                                 // the previous row is done with fst and scratch
+    for (int i = 0; i < d; ++i) {
+        const int e = rb + i;
+        const int v = edge_col[e];
+        const int log_h = tab.log[edge_h[e]];
+        float x[R];
+        load_run<R>(pch + (size_t)v * Q + g.element(0), x);
+        if (!first) {
+            for (int k = vn_ptr[v]; k < vn_ptr[v + 1]; ++k) {
+                const int e2 = vn_edge[k];
+                if (e2 == e) continue;
+                float y[R];
+                load_run<R>(rmsg + (size_t)e2 * Q + g.element(0), y);
+#pragma unroll
+                for (int r = 0; r < R; ++r) x[r] *= y[r];
+            }
+            float s = 0.0f;
+#pragma unroll
+            for (int r = 0; r < R; ++r) s += x[r];
+            s = g.sum(s);
+            if (s > 0.0f && s < nb::inf()) {
+                const float inv = 1.0f / s;
+#pragma unroll
+                for (int r = 0; r < R; ++r) x[r] *= inv;
+            } else {
+                load_run<R>(pch + (size_t)v * Q + g.element(0), x);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) fst[i * Q + nb::gf_mul_log(tab, log_h, g.element(r))] = x[r];
+    }
+    g.sync();
+    for (int i = 0; i < d; ++i) {             // F_i = WHT(Qh_i), kept in the lane's own slots
+        float x[R];
+        load_run<R>(fst + i * Q + g.element(0), x);
+        g.wht(x);
+        store_run<R>(fst + i * Q + g.element(0), x);
+    }
+    for (int i = 0; i < d; ++i) {
+        float y[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) y[r] = 1.0f;
+        for (int j = 0; j < d; ++j) {
+            if (j == i) continue;
+            float f[R];
+            load_run<R>(fst + j * Q + g.element(0), f);
+#pragma unroll
+            for (int r = 0; r < R; ++r) y[r] *= f[r];
+        }
+        const float g0 = __shfl_sync(g.mask, y[0], 0, Group<Q>::T);
+        g.wht(y);
+        const bool ok = g0 > 0.0f && g0 < nb::inf();
+        const float scale = ok ? 1.0f / ((float)Q * g0) : 0.0f;
+#pragma unroll
+        for (int r = 0; r < R; ++r) y[r] = ok ? fmaxf(y[r] * scale, 0.0f) : 1.0f / Q;
+        g.sync();                             // the previous edge's readers of scratch
+        store_run<R>(scratch + g.element(0), y);
+        g.sync();
+        const int e = rb + i;
+        const int log_h = tab.log[edge_h[e]];
+#pragma unroll
+        for (int r = 0; r < R; ++r) y[r] = scratch[nb::gf_mul_log(tab, log_h, g.element(r))];
+        store_run<R>(rmsg + (size_t)e * Q + g.element(0), y);
+    }
+}
+
+// sym[v] = argmax_a log Pch_v(a) + sum_m log R_mv(a) (smallest a on ties), a group per variable.
+template <int Q>
+__device__ void decide(const Group<Q>& g, int groups, const float* __restrict__ pch,
+                       const float* __restrict__ rmsg, const int* __restrict__ vn_ptr,
+                       const int* __restrict__ vn_edge, unsigned char* sym, int n)
+{
+    constexpr int R = Group<Q>::R;
+    for (int v = g.id; v < n; v += groups) {
+        float lp[R], x[R];
+        load_run<R>(pch + (size_t)v * Q + g.element(0), x);
+#pragma unroll
+        for (int r = 0; r < R; ++r) lp[r] = logf(fmaxf(x[r], FLT_MIN));
+        for (int k = vn_ptr[v]; k < vn_ptr[v + 1]; ++k) {
+            load_run<R>(rmsg + (size_t)vn_edge[k] * Q + g.element(0), x);
+#pragma unroll
+            for (int r = 0; r < R; ++r) lp[r] += logf(fmaxf(x[r], FLT_MIN));
+        }
+        float best = lp[0];
+        int arg = g.element(0);
+#pragma unroll
+        for (int r = 1; r < R; ++r)
+            if (lp[r] > best) { best = lp[r]; arg = g.element(r); }
+#pragma unroll
+        for (int o = 1; o < Group<Q>::T; o <<= 1) {
+            const float ob = __shfl_xor_sync(g.mask, best, o);
+            const int oa = __shfl_xor_sync(g.mask, arg, o);
+            if (ob > best || (ob == best && oa < arg)) { best = ob; arg = oa; }
+        }
+        if (g.lane == 0) sym[v] = (unsigned char)arg;
+    }
+}
+
+template <int Q>
+__device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* __restrict__ pch,
+                              float* __restrict__ rmsg, unsigned char* __restrict__ symbols,
+                              int* __restrict__ iterations, unsigned char* __restrict__ valid,
+                              const unsigned char* __restrict__ gexp, const short* __restrict__ glog,
+                              const int* __restrict__ row_ptr, const int* __restrict__ edge_col,
+                              const unsigned char* __restrict__ edge_h, const int* __restrict__ vn_ptr,
+                              const int* __restrict__ vn_edge, int n, int m, int E, int dmax, int max_iter,
+                              int early_stop)
+{
+    constexpr int R = Group<Q>::R;
+    extern __shared__ float4 smem4[];
+    unsigned char* smem = reinterpret_cast<unsigned char*>(smem4);
+    const nb::Tables tab = nb::load_tables(smem, gexp, glog, Q);
+    unsigned char* sym = smem + nb::table_bytes(Q);
+    float* work = reinterpret_cast<float*>(sym + ((n + 15) & ~15));
+
+    const size_t frame = blockIdx.x;
+    int bits_per_symbol = 0;
+    while ((1 << bits_per_symbol) < Q) ++bits_per_symbol;
+    in += frame * (size_t)n * (in_bits ? bits_per_symbol : Q);
+    pch += frame * (size_t)n * Q;
+    rmsg += frame * (size_t)E * Q;
+    symbols += frame * (size_t)n;
+    const Group<Q> g;
+    const int groups = blockDim.x / Group<Q>::T;
+    __syncthreads();                          // field tables
+
+    for (int v = g.id; v < n; v += groups) {  // Pch_v(a) = exp(-(L - min L)) / sum
+        float x[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) x[r] = nb::channel_llr(in, in_bits, bits_per_symbol, Q, v, g.element(r));
+        float mn = x[0];
+#pragma unroll
+        for (int r = 1; r < R; ++r) mn = fminf(mn, x[r]);
+        mn = g.min(mn);
+        float s = 0.0f;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            x[r] = expf(mn - x[r]);
+            s += x[r];
+        }
+        const float inv = 1.0f / g.sum(s);
+#pragma unroll
+        for (int r = 0; r < R; ++r) x[r] *= inv;
+        store_run<R>(pch + (size_t)v * Q + g.element(0), x);
+    }
+    __syncthreads();
+
+    float* fst = work + (size_t)g.id * (dmax + 1) * Q;
+    for (int it = 1; it <= max_iter; ++it) {
+        for (int row = g.id; row < m; row += groups) {
+            const int rb = row_ptr[row];
+            check_row<Q>(g, tab, fst, row_ptr[row + 1] - rb, rb, edge_col, edge_h, vn_ptr, vn_edge, pch,
+                         rmsg, it == 1);
+        }
+        __syncthreads();
+        if (early_stop || it == max_iter) {
+            decide<Q>(g, groups, pch, rmsg, vn_ptr, vn_edge, sym, n);
+            __syncthreads();
+            if (nb::finish_frame(tab, sym, it, max_iter, early_stop, row_ptr, edge_col, edge_h, n, m,
+                                 symbols, iterations + frame, valid + frame)) {
+                return;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+#define NB_FFTSPA_KERNEL(Q)                                                                          \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, 2) nb_fftspa_q##Q(                     \
+        const float* in, int in_bits, float* pch, float* rmsg, unsigned char* symbols, int* iterations, \
+        unsigned char* valid, const unsigned char* gexp, const short* glog, const int* row_ptr,      \
+        const int* edge_col, const unsigned char* edge_h, const int* vn_ptr, const int* vn_edge,     \
+        int n, int m, int E, int dmax, int max_iter, int early_stop)                                 \
+    {                                                                                                \
+        fftspa_decode<Q>(in, in_bits, pch, rmsg, symbols, iterations, valid, gexp, glog, row_ptr,    \
+                         edge_col, edge_h, vn_ptr, vn_edge, n, m, E, dmax, max_iter, early_stop);    \
+    }
+
+NB_FFTSPA_KERNEL(4)
+NB_FFTSPA_KERNEL(8)
+NB_FFTSPA_KERNEL(16)
+NB_FFTSPA_KERNEL(32)
+NB_FFTSPA_KERNEL(64)
+NB_FFTSPA_KERNEL(128)
+NB_FFTSPA_KERNEL(256)

@@ -1,0 +1,325 @@
+// GF(q) Min-Max decoding (q = 4 .. 256), flooding and block-layered, all iterations of a
+// frame in one thread block and one launch.
+//
+// Papers:
+//  * 003 (Min-Max on GPU): Algorithm 1 (flooding: T = Lch + sum_m R_mn, Q = T - R,
+//    normalized so min_a Q(a) = 0) and Algorithm 2 (forward-backward check update),
+//    section IV: forward/backward metrics in shared memory, several threads per check,
+//    GF arithmetic by tables in shared memory, coalesced messages;
+//  * 000 (block-layered modified Min-Max, MMMA): Algorithm 1 (layers = the q-1 rows of a
+//    base-matrix row, Q = L - R_old, L = Q + R_new), the forward and the backward
+//    recursions computed at once, and the merger of eq. 8-10 done on the already
+//    multiplied metrics, so it needs no GF multiplication.
+//
+// Check update of a row with neighbours n_0..n_{d-1}, coefficients h_i (CSR order):
+//    Qh_i(a) = Q_i(a / h_i)          (scattered into shared memory as Qh_i(h_i a) = Q_i(a))
+//    F_0 = Qh_0,       F_s = F_{s-1} (*) Qh_s          s = 1..d-2     (forward half)
+//    B_{d-1} = Qh_{d-1}, B_t = B_{t+1} (*) Qh_t        t = d-2..1     (backward half)
+//    M_0 = B_1, M_{d-1} = F_{d-2}, M_i = F_{i-1} (*) B_{i+1}
+//    R_i(a) = M_i(h_i a);   layered: L_i(a) = Qh_i(h_i a) + R_i(a)  (= Q_i(a) + R_i(a))
+// with the Min-Max convolution  (x (*) y)(c) = min_{a + b = c} max(x(a), y(b)).
+// min and max are exact, and every addition and subtraction is the one of
+// gpuldpc.decoders.reference_nb in the same order, so the decisions equal the
+// reference's bit for bit.
+//
+// Threads: a *worker* of 2P threads per check row (P = min(q/4, 32)); the first P
+// threads run the forward recursion, the other P the backward one, then each half does
+// half of the merges.  A thread owns 4 consecutive outputs c = x0..x0+3 of a convolution
+// (two such quads for q = 256): for y0 = 0, 4, .., q-4 one 16-byte broadcast load of
+// x(y0..y0+3) and one 16-byte load of y((x0 ^ y0) .. +3) serve 16 max and 16 min, since
+// (x0 + c) ^ (y0 + j) = (x0 ^ y0) + (c ^ j) for c, j < 4.
+//
+// Messages per frame: posteriors L (layered) or T (flooding) [n][q], channel Lch [n][q]
+// (flooding), check-to-variable R [E][q] (edge = CSR index).  The q values of one
+// message are contiguous and read by a worker's threads as float4: coalesced.  R is not
+// read in the first iteration (it is 0 there), so nothing needs zeroing.
+#include "nb_common.cuh"
+
+namespace {
+
+constexpr int kMaxThreads = 512;
+
+template <int Q>
+struct Shape {
+    static constexpr int P = (Q / 4 < 32) ? Q / 4 : 32;   // threads per half
+    static constexpr int G = Q / (4 * P);                  // output quads per thread
+    static constexpr int W = 2 * P;                        // threads per worker
+};
+
+// out = x (*) y over the thread's quads; x, y, out: q floats in shared memory.
+template <int Q>
+__device__ __forceinline__ void minmax_conv(const float* __restrict__ x, const float* __restrict__ y,
+                                            float* __restrict__ out, int lt)
+{
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G;
+    float acc[G][4];
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[g][c] = nb::inf();  // +inf
+#pragma unroll(Q <= 32 ? Q / 4 : 8)
+    for (int y0 = 0; y0 < Q; y0 += 4) {
+        const float4 xv = *reinterpret_cast<const float4*>(x + y0);
+        const float xa[4] = {xv.x, xv.y, xv.z, xv.w};
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const float4 yv = *reinterpret_cast<const float4*>(y + ((4 * (lt + g * P)) ^ y0));
+            const float yb[4] = {yv.x, yv.y, yv.z, yv.w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) acc[g][c] = fminf(acc[g][c], fmaxf(xa[j], yb[c ^ j]));
+        }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        *reinterpret_cast<float4*>(out + 4 * (lt + g * P)) =
+            make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+    }
+}
+
+template <int Q>
+struct Worker {
+    static constexpr int P = Shape<Q>::P, W = Shape<Q>::W;
+    int id, half, lt;
+    unsigned half_mask, worker_mask;
+
+    __device__ Worker()
+    {
+        id = threadIdx.x / W;
+        const int t = threadIdx.x % W;
+        half = t / P;
+        lt = t % P;
+        const int lane = threadIdx.x % 32;
+        half_mask = P >= 32 ? 0xffffffffu : ((1u << P) - 1u) << (lane & ~(P - 1));
+        worker_mask = W >= 32 ? 0xffffffffu : ((1u << W) - 1u) << (lane & ~(W - 1));
+    }
+    __device__ __forceinline__ void sync_half() const { __syncwarp(half_mask); }
+    __device__ __forceinline__ void sync_worker() const
+    {
+        if constexpr (W > 32) {
+            asm volatile("bar.sync %0, %1;" ::"r"(1 + id), "r"(W) : "memory");
+        } else {
+            __syncwarp(worker_mask);
+        }
+    }
+    __device__ __forceinline__ float min_half(float v) const
+    {
+#pragma unroll
+        for (int o = 1; o < P; o <<= 1) v = fminf(v, __shfl_xor_sync(half_mask, v, o));
+        return v;
+    }
+};
+
+// One check row: Q, the two recursions, the merges and R (and L when layered).
+template <int Q>
+__device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, float* __restrict__ vec, int d,
+                          int rb, const int* __restrict__ edge_col,
+                          const unsigned char* __restrict__ edge_h, float* __restrict__ post,
+                          float* __restrict__ r, bool first, bool layered)
+{
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G;
+    float* qh = vec;                         // Qh_0 .. Qh_{d-1}
+    float* fw = qh + d * Q;                  // F_1 .. F_{d-2}
+    float* bw = fw + (d - 2) * Q;            // B_1 .. B_{d-2}
+    float* mbuf = bw + (d - 2) * Q;          // one merge output per half
+    auto F = [&](int s) { return s == 0 ? qh : fw + (s - 1) * Q; };
+    auto B = [&](int t) { return t == d - 1 ? qh + (d - 1) * Q : bw + (t - 1) * Q; };
+
+    for (int i = wk.half; i < d; i += 2) {   // Q' = L - R_old, Q = Q' - min Q', scatter to Qh_i
+        const int e = rb + i;
+        const int v = edge_col[e];
+        const int log_h = tab.log[edge_h[e]];
+        float x[G][4];
+        float mn = nb::inf();
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const int a0 = 4 * (wk.lt + g * P);
+            const float4 l = *reinterpret_cast<const float4*>(post + (size_t)v * Q + a0);
+            const float4 ro = first ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                    : *reinterpret_cast<const float4*>(r + (size_t)e * Q + a0);
+            x[g][0] = l.x - ro.x; x[g][1] = l.y - ro.y; x[g][2] = l.z - ro.z; x[g][3] = l.w - ro.w;
+#pragma unroll
+            for (int c = 0; c < 4; ++c) mn = fminf(mn, x[g][c]);
+        }
+        mn = wk.min_half(mn);
+        float* dst = qh + i * Q;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                dst[nb::gf_mul_log(tab, log_h, 4 * (wk.lt + g * P) + c)] = x[g][c] - mn;
+            }
+    }
+    wk.sync_worker();
+    for (int s = 1; s <= d - 2; ++s) {       // forward (half 0) and backward (half 1) at once
+        if (wk.half == 0) {
+            minmax_conv<Q>(F(s - 1), qh + s * Q, F(s), wk.lt);
+        } else {
+            const int t = d - 1 - s;
+            minmax_conv<Q>(B(t + 1), qh + t * Q, B(t), wk.lt);
+        }
+        wk.sync_half();
+    }
+    wk.sync_worker();
+    const int split = (d + 1) / 2;           // merges 0..split-1: half 0; split..d-1: half 1
+    const int i_end = wk.half == 0 ? split : d;
+    float* mine = mbuf + wk.half * Q;
+    for (int i = wk.half == 0 ? 0 : split; i < i_end; ++i) {
+        const float* m;
+        if (i == 0) {
+            m = B(1);
+        } else if (i == d - 1) {
+            m = F(d - 2);
+        } else {
+            minmax_conv<Q>(F(i - 1), B(i + 1), mine, wk.lt);
+            wk.sync_half();
+            m = mine;
+        }
+        const int e = rb + i;
+        const int v = edge_col[e];
+        const int log_h = tab.log[edge_h[e]];
+        const float* qi = qh + i * Q;
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const int a0 = 4 * (wk.lt + g * P);
+            float rn[4], ln[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                const int k = nb::gf_mul_log(tab, log_h, a0 + c);
+                rn[c] = m[k];
+                ln[c] = qi[k] + rn[c];
+            }
+            *reinterpret_cast<float4*>(r + (size_t)e * Q + a0) = make_float4(rn[0], rn[1], rn[2], rn[3]);
+            if (layered) {
+                *reinterpret_cast<float4*>(post + (size_t)v * Q + a0) = make_float4(ln[0], ln[1], ln[2], ln[3]);
+            }
+        }
+        wk.sync_half();
+    }
+    wk.sync_worker();                        // the next row overwrites Qh
+}
+
+// Flooding posterior T = Lch + R_1 + R_2 + ... (each variable's edges in increasing row).
+template <int Q>
+__device__ void variable_sums(const float* __restrict__ chan, const float* __restrict__ r,
+                              float* __restrict__ post, const int* __restrict__ vn_ptr,
+                              const int* __restrict__ vn_edge, int n)
+{
+    constexpr int QV = Q / 4;
+    for (int k = threadIdx.x; k < n * QV; k += blockDim.x) {
+        const int v = k / QV, a0 = 4 * (k % QV);
+        float4 t = *reinterpret_cast<const float4*>(chan + (size_t)v * Q + a0);
+        for (int j = vn_ptr[v]; j < vn_ptr[v + 1]; ++j) {
+            const float4 x = *reinterpret_cast<const float4*>(r + (size_t)vn_edge[j] * Q + a0);
+            t.x += x.x; t.y += x.y; t.z += x.z; t.w += x.w;
+        }
+        *reinterpret_cast<float4*>(post + (size_t)v * Q + a0) = t;
+    }
+}
+
+// sym[v] = argmin_a post[v][a], the smallest a on ties.
+template <int Q>
+__device__ void decide(const float* __restrict__ post, unsigned char* sym, int n)
+{
+    for (int v = threadIdx.x; v < n; v += blockDim.x) {
+        const float4* p = reinterpret_cast<const float4*>(post + (size_t)v * Q);
+        float best = nb::inf();
+        int arg = 0;
+#pragma unroll 4
+        for (int k = 0; k < Q / 4; ++k) {
+            const float4 x = p[k];
+            if (x.x < best) { best = x.x; arg = 4 * k; }
+            if (x.y < best) { best = x.y; arg = 4 * k + 1; }
+            if (x.z < best) { best = x.z; arg = 4 * k + 2; }
+            if (x.w < best) { best = x.w; arg = 4 * k + 3; }
+        }
+        sym[v] = (unsigned char)arg;
+    }
+}
+
+template <int Q>
+__device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* __restrict__ post,
+                              float* __restrict__ chan, float* __restrict__ r,
+                              unsigned char* __restrict__ symbols, int* __restrict__ iterations,
+                              unsigned char* __restrict__ valid, const unsigned char* __restrict__ gexp,
+                              const short* __restrict__ glog, const int* __restrict__ row_ptr,
+                              const int* __restrict__ edge_col, const unsigned char* __restrict__ edge_h,
+                              const int* __restrict__ group_ptr, const int* __restrict__ group_rows,
+                              int groups, const int* __restrict__ vn_ptr, const int* __restrict__ vn_edge,
+                              int n, int m, int E, int dmax, int max_iter, int early_stop, int flooding)
+{
+    extern __shared__ float4 smem4[];
+    unsigned char* smem = reinterpret_cast<unsigned char*>(smem4);
+    const nb::Tables tab = nb::load_tables(smem, gexp, glog, Q);
+    unsigned char* sym = smem + nb::table_bytes(Q);
+    float* work = reinterpret_cast<float*>(sym + ((n + 15) & ~15));
+
+    const size_t frame = blockIdx.x;
+    int bits_per_symbol = 0;
+    while ((1 << bits_per_symbol) < Q) ++bits_per_symbol;
+    in += frame * (size_t)n * (in_bits ? bits_per_symbol : Q);
+    post += frame * (size_t)n * Q;
+    r += frame * (size_t)E * Q;
+    if (flooding) chan += frame * (size_t)n * Q;
+    symbols += frame * (size_t)n;
+    __syncthreads();                         // field tables
+    for (int k = threadIdx.x; k < n * Q; k += blockDim.x) {
+        const float l = nb::channel_llr(in, in_bits, bits_per_symbol, Q, k / Q, k % Q);
+        post[k] = l;
+        if (flooding) chan[k] = l;
+    }
+    __syncthreads();
+
+    const Worker<Q> wk;
+    const int workers = blockDim.x / Worker<Q>::W;
+    float* vec = work + (size_t)wk.id * (3 * dmax - 2) * Q;
+    for (int it = 1; it <= max_iter; ++it) {
+        for (int g = 0; g < groups; ++g) {
+            if (wk.id < workers) {
+                for (int k = group_ptr[g] + wk.id; k < group_ptr[g + 1]; k += workers) {
+                    const int row = group_rows[k];
+                    const int rb = row_ptr[row];
+                    check_row<Q>(wk, tab, vec, row_ptr[row + 1] - rb, rb, edge_col, edge_h, post, r,
+                                 it == 1, !flooding);
+                }
+            }
+            __syncthreads();
+        }
+        if (flooding) {
+            variable_sums<Q>(chan, r, post, vn_ptr, vn_edge, n);
+            __syncthreads();
+        }
+        if (early_stop || it == max_iter) {
+            decide<Q>(post, sym, n);
+            __syncthreads();
+            if (nb::finish_frame(tab, sym, it, max_iter, early_stop, row_ptr, edge_col, edge_h, n, m,
+                                 symbols, iterations + frame, valid + frame)) {
+                return;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+#define NB_MINMAX_KERNEL(Q)                                                                         \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, 2) nb_minmax_q##Q(                       \
+        const float* in, int in_bits, float* post, float* chan, float* r, unsigned char* symbols,   \
+        int* iterations, unsigned char* valid, const unsigned char* gexp, const short* glog,        \
+        const int* row_ptr, const int* edge_col, const unsigned char* edge_h, const int* group_ptr, \
+        const int* group_rows, int groups, const int* vn_ptr, const int* vn_edge, int n, int m,     \
+        int E, int dmax, int max_iter, int early_stop, int flooding)                                \
+    {                                                                                               \
+        minmax_decode<Q>(in, in_bits, post, chan, r, symbols, iterations, valid, gexp, glog,        \
+                         row_ptr, edge_col, edge_h, group_ptr, group_rows, groups, vn_ptr, vn_edge, \
+                         n, m, E, dmax, max_iter, early_stop, flooding);                            \
+    }
+
+NB_MINMAX_KERNEL(4)
+NB_MINMAX_KERNEL(8)
+NB_MINMAX_KERNEL(16)
+NB_MINMAX_KERNEL(32)
+NB_MINMAX_KERNEL(64)
+NB_MINMAX_KERNEL(128)
+NB_MINMAX_KERNEL(256)

@@ -1,0 +1,156 @@
+"""GF(q) code -> the tables of the GF(q) kernels (kernels/nb_*.cu) and their launch shape.
+
+Edges are the nonzeros of ``code.H`` in CSR order (row by row, columns increasing),
+the numbering of :class:`gpuldpc.decoders.reference_graph.TannerGraph`, so message
+``R[e]`` of the kernels is the reference's ``r[:, e]``:
+
+* ``row_ptr`` [m+1], ``edge_col`` [E], ``edge_h`` [E] (GF element of the edge);
+* ``vn_ptr`` [n+1], ``vn_edge`` [E]: each variable's edges in increasing check row
+  (the order of the flooding sums ``T = Lch + R_1 + R_2 + ...``);
+* ``layer_ptr``, ``layer_rows``: the layered schedule of the reference (one layer per
+  base-matrix row of ``z = q-1`` checks for QC codes, else runs of consecutive rows
+  with disjoint supports); ``flood_ptr``, ``flood_rows``: every non-empty row, one group;
+* ``exp`` [2(q-1)] and ``log`` [q] of :class:`gpuldpc.gf.GaloisField`, loaded into
+  shared memory by every block.
+
+:func:`launch_shape` sizes a block from the device's limits (``DeviceLimits``) and
+the kernel's registers (paper 001 section IV-D, as :mod:`gpuldpc.cuda.tuning` does for
+the binary kernels): the number of check rows a block works on at once (Min-Max
+*workers* of ``2 min(q/4, 32)`` threads, FFT-SPA *groups* of ``min(q, 32)`` lanes)
+that keeps the most rows in flight per multiprocessor, discounted for the idle
+workers of a layer's last round.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..decoders.reference_graph import TannerGraph
+from ..gf import GF
+from .tuning import blocks_per_sm
+
+FIELD_SIZES = (4, 8, 16, 32, 64, 128, 256)
+MAX_THREADS = 512            # kernels' __launch_bounds__ (kMaxThreads in nb_minmax.cu, nb_fftspa.cu)
+MAX_NAMED_BARRIERS = 15      # Min-Max workers of 64 threads synchronize by named barriers 1..15
+
+
+@dataclass(frozen=True)
+class NbLayout:
+    """Index tables of one GF(q) code for kernels/nb_minmax.cu and nb_fftspa.cu."""
+
+    q: int
+    n: int
+    m: int
+    edges: int
+    max_degree: int
+    row_ptr: np.ndarray
+    edge_col: np.ndarray
+    edge_h: np.ndarray
+    vn_ptr: np.ndarray
+    vn_edge: np.ndarray
+    layer_ptr: np.ndarray
+    layer_rows: np.ndarray
+    flood_ptr: np.ndarray
+    flood_rows: np.ndarray
+    exp: np.ndarray
+    log: np.ndarray
+
+    @property
+    def bits_per_symbol(self) -> int:
+        return self.q.bit_length() - 1
+
+    @property
+    def largest_layer(self) -> int:
+        return int(np.diff(self.layer_ptr).max())
+
+
+def _groups(row_sets) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.concatenate([[0], np.cumsum([len(r) for r in row_sets])]).astype(np.int32)
+    return ptr, np.concatenate(row_sets).astype(np.int32)
+
+
+def nb_layout(code) -> NbLayout:
+    """The kernel tables of a GF(q) ``code`` (q = 4 .. 256); ValueError for other codes."""
+    if code.is_binary:
+        raise ValueError(f"code {code.name!r} is binary; the GF(q) kernels need q in {FIELD_SIZES}")
+    if code.q not in FIELD_SIZES:
+        raise ValueError(f"code {code.name!r}: GF({code.q}) is not supported; q must be one of "
+                         f"{FIELD_SIZES}")
+    graph = TannerGraph(code)          # raises for degree-1 checks
+    H = code.H
+    degrees = np.diff(H.indptr)
+    order = np.lexsort((graph.edge_row, graph.edge_col))          # by column, then row
+    vn_ptr = np.concatenate([[0], np.cumsum(np.bincount(graph.edge_col, minlength=code.n))])
+    layer_ptr, layer_rows = _groups([np.concatenate([b.rows for b in layer]) for layer in graph.layers])
+    flood_ptr, flood_rows = _groups([np.flatnonzero(degrees > 0)])
+    field = GF(code.q)
+    return NbLayout(
+        q=code.q, n=code.n, m=code.m, edges=graph.num_edges, max_degree=int(degrees.max()),
+        row_ptr=H.indptr.astype(np.int32), edge_col=H.indices.astype(np.int32),
+        edge_h=H.data.astype(np.uint8), vn_ptr=vn_ptr.astype(np.int32), vn_edge=order.astype(np.int32),
+        layer_ptr=layer_ptr, layer_rows=layer_rows, flood_ptr=flood_ptr, flood_rows=flood_rows,
+        exp=np.ascontiguousarray(field.exp, dtype=np.uint8),
+        log=np.ascontiguousarray(np.where(np.arange(code.q) == 0, 0, field.log), dtype=np.int16))
+
+
+def table_bytes(q: int) -> int:
+    """Shared bytes of the field tables (nb_common.cuh ``table_bytes``)."""
+    return (2 * (q - 1) + 2 * q + 15) & ~15
+
+
+@dataclass(frozen=True)
+class NbShape:
+    """One block's shape: ``units`` check rows at once, ``threads``, dynamic ``shared`` bytes,
+    and ``blocks_per_sm`` resident blocks (frames) per multiprocessor."""
+
+    units: int
+    threads: int
+    shared: int
+    blocks_per_sm: int
+
+
+def unit_threads(algorithm: str, q: int) -> int:
+    """Threads per check row: a Min-Max worker (2 min(q/4, 32)) or an FFT-SPA group (min(q, 32))."""
+    return 2 * min(q // 4, 32) if algorithm != "fft-spa" else min(q, 32)
+
+
+def unit_floats(algorithm: str, layout: NbLayout) -> int:
+    """Shared floats per unit: Qh, F, B and two merge buffers (Min-Max), or d transforms and a
+    permutation buffer (FFT-SPA)."""
+    d, q = layout.max_degree, layout.q
+    return (3 * d - 2) * q if algorithm != "fft-spa" else (d + 1) * q
+
+
+def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: int,
+                 units: int | None = None) -> NbShape:
+    """The block shape keeping the most check rows busy per multiprocessor.
+
+    ``limits``/``kern``: :class:`~.tuning.DeviceLimits` and the kernel's
+    :class:`~.tuning.KernelAttributes`; ``rows_at_once``: rows that may run in parallel
+    (the largest layer, or every row for flooding); ``units`` forces a count.
+    """
+    per_unit = unit_threads(algorithm, layout.q)
+    fixed = table_bytes(layout.q) + ((layout.n + 15) & ~15)
+    unit_bytes = 4 * unit_floats(algorithm, layout)
+    most = min(MAX_THREADS, limits.max_threads_per_block) // per_unit
+    if algorithm != "fft-spa" and per_unit > 32:
+        most = min(most, MAX_NAMED_BARRIERS)
+    most = max(1, min(most, rows_at_once, (limits.shared_per_block_optin - fixed) // unit_bytes))
+    if fixed + unit_bytes > limits.shared_per_block_optin:
+        raise ValueError(f"GF({layout.q}) code with check degree {layout.max_degree}: one check row "
+                         f"needs {fixed + unit_bytes} bytes of shared memory, the device offers "
+                         f"{limits.shared_per_block_optin}")
+    if units is not None and not (isinstance(units, (int, np.integer)) and 1 <= units <= most):
+        raise ValueError(f"units={units!r}: a block of this kernel takes 1..{most} check rows at once "
+                         f"({per_unit} threads and {unit_bytes} B of shared memory each)")
+    best = None
+    for count in ([units] if units else range(1, most + 1)):
+        threads = count * per_unit
+        shared = fixed + count * unit_bytes
+        blocks = blocks_per_sm(limits, kern, -(-threads // 32) * 32, shared)
+        rounds = -(-rows_at_once // count)
+        score = blocks * count * rows_at_once / (rounds * count)
+        if blocks >= 1 and (best is None or score >= best[0]):   # ties: fewer frames in flight
+            best = (score, NbShape(count, threads, shared, blocks))
+    return best[1]

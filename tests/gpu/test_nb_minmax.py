@@ -1,0 +1,134 @@
+"""GF(q) Min-Max kernels (kernels/nb_minmax.cu) against the reference Min-Max decoder.
+
+Min and max are exact and every float32 addition follows the reference's order, so the
+GPU must give the reference's symbols, iteration counts and syndrome flags exactly, on
+identical LLRs, for both schedules: flooding (paper 003) and block-layered MMMA
+(paper 000), and for bit-LLR input converted on the GPU.
+"""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+
+pytestmark = pytest.mark.cuda
+
+_spec = importlib.util.spec_from_file_location("nb_reference_cache",
+                                               Path(__file__).with_name("nb_reference_cache.py"))
+_cache = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cache)
+cached = _cache.cached
+
+
+def _decoder(cuda, code, algorithm, schedule, early_stop=True, **options):
+    from gpuldpc.cuda.nb_decoder import NbCudaDecoder
+
+    return NbCudaDecoder(code, algorithm, schedule, max_iterations=10, early_stop=early_stop, **options)
+
+
+def reference(code, llr, **settings):
+    """The reference Min-Max decoder's result (cached, see nb_reference_cache)."""
+    return cached(sorted(settings.items()), code, llr,
+                  lambda: gl.Decoder(code, backend="reference", **settings).decode(llr))
+
+
+def _assert_same(got, want):
+    bad = np.flatnonzero((got.bits != want.bits).any(axis=1))
+    assert bad.size == 0, f"{bad.size} frames differ in symbols, first {bad[:5].tolist()}"
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+    np.testing.assert_array_equal(got.valid, want.valid)
+
+
+# every q = 4..256 on at least one code; both schedules; QC layers and row-run layers (384)
+CASES = [
+    ("gf4-192-96", "minmax", "flooding", 2.0, 96),
+    ("gf8-224-112", "mmma", "layered", 2.0, 96),
+    ("gf16-300-150", "minmax", "flooding", 2.25, 64),
+    ("gf32-620-310", "minmax", "flooding", 2.25, 64),       # paper 003's (3,6) GF(32) code
+    ("gf64-1260-630", "mmma", "layered", 1.75, 24),
+    ("gf128-384-128", "mmma", "layered", 1.0, 32),
+    ("gf256-384-128", "minmax", "flooding", 1.5, 16),
+]
+
+
+@pytest.mark.parametrize("name, algorithm, schedule, ebn0, count", CASES)
+def test_same_symbols_as_reference(cuda, frames, name, algorithm, schedule, ebn0, count):
+    code = gl.codes.get(name)
+    _, llr = frames(code, ebn0, count, seed=11)
+    got = _decoder(cuda, code, algorithm, schedule).decode(llr)
+    want = reference(code, llr, algorithm=algorithm, schedule=schedule, max_iterations=10, early_stop=True)
+    _assert_same(got, want)
+    assert 0 < got.valid.sum() < count, "the SNR point should mix decoded and failed frames"
+
+
+# paper 000's codes, block-layered MMMA, two SNR points each (failures and successes)
+@pytest.mark.parametrize("name", ["gf32-744-653", "gf64-1512-1325"])
+@pytest.mark.parametrize("ebn0", [3.5, 4.25])
+def test_paper000_codes_same_as_reference(cuda, frames, name, ebn0):
+    code = gl.codes.get(name)
+    _, llr = frames(code, ebn0, 48, seed=int(10 * ebn0))
+    got = _decoder(cuda, code, "mmma", "layered").decode(llr)
+    _assert_same(got, reference(code, llr, algorithm="mmma", schedule="layered", max_iterations=10,
+                                early_stop=True))
+
+
+def test_fixed_iterations_and_streams(cuda, frames):
+    """No early stop; chunks smaller than the batch spread over three streams."""
+    code = gl.codes.get("gf32-744-653")
+    _, llr = frames(code, 3.75, 40, seed=5)
+    dec = _decoder(cuda, code, "mmma", "layered", early_stop=False, streams=3, chunk_frames=7)
+    got = dec.decode(llr)
+    _assert_same(got, reference(code, llr, algorithm="mmma", schedule="layered", max_iterations=10,
+                                early_stop=False))
+    assert (got.iterations == 10).all()
+
+
+@pytest.mark.parametrize("name, schedule", [("gf32-620-310", "flooding"), ("gf64-1512-1325", "layered")])
+def test_bit_llr_input_converted_on_gpu(cuda, name, schedule):
+    """decode(bit LLRs) == decode(gpuldpc.channel.bit_llr_to_symbol_llr(bit LLRs))."""
+    code = gl.codes.get(name)
+    rng = np.random.default_rng(3)
+    cw = code.encode(rng.integers(0, 2, (24, code.k), dtype=np.uint8))
+    bits = gl.gf.GF(code.q).to_bits(cw).reshape(cw.shape[0], -1)
+    sigma = gl.channel.sigma_from_ebn0(3.0, code.k / code.n)
+    bit_llr = gl.channel.awgn_llr(bits, sigma, rng)
+    dec = _decoder(cuda, code, "minmax", schedule)
+    from_bits = dec.decode(bit_llr)
+    _assert_same(from_bits, dec.decode(gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q)))
+    assert from_bits.valid.mean() > 0.5
+
+
+def test_gpu_bit_to_symbol_llr_exact(cuda):
+    from gpuldpc.cuda.nb_decoder import bit_llr_to_symbol_llr
+
+    rng = np.random.default_rng(9)
+    for q in (4, 32, 256):
+        m = q.bit_length() - 1
+        bit_llr = rng.normal(0.5, 2.0, (5, 17 * m)).astype(np.float32)
+        bit_llr[0, :m] = 0.0                                     # ties: l = 0
+        got = bit_llr_to_symbol_llr(bit_llr, q)
+        want = gl.channel.bit_llr_to_symbol_llr(bit_llr, q)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_errors(cuda):
+    from gpuldpc.cuda.nb_decoder import NbCudaDecoder
+
+    code = gl.codes.get("gf16-300-150")
+    dec = _decoder(cuda, code, "minmax", "layered")
+    with pytest.raises(ValueError, match=r"symbol LLRs \[batch, 300, 16\] or bit LLRs \[batch, 1200\]"):
+        dec.decode(np.zeros((2, 300, 8), np.float32))
+    llr = np.ones((3, 300, 16), np.float32)
+    llr[1, 5, 3] = np.nan
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(frames \[1\]\)"):
+        dec.decode(llr)
+    with pytest.raises(TypeError, match="floating point"):
+        dec.decode(np.ones((1, 1200), np.int32))
+    with pytest.raises(ValueError, match="is binary"):
+        NbCudaDecoder(gl.codes.get("wifi-648-1/2"))
+    with pytest.raises(ValueError, match="algorithm='nms'"):
+        NbCudaDecoder(code, "nms")
+    with pytest.raises(ValueError, match="units=99"):
+        NbCudaDecoder(code, units=99)
