@@ -31,15 +31,15 @@ from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
 # (code, algorithm, schedule, iterations, early_stop, Eb/N0, paper Mb/s, source)
 ROWS = [
-    ("gf32-620-310", "minmax", "flooding", 10, False, 3.0, 0.6935, "003 Table III, GTX 470, OpenCL"),
-    ("gf32-620-310", "minmax", "flooding", 10, True, 3.0, 1.26, "003 Table III, GTX 470, early stop, 3 dB"),
+    ("gf32-620-310", "minmax", "flooding", 10, False, 3.0, 0.6935, "003 Table III, GTX 470, OpenCL (coded bits)"),
+    ("gf32-620-310", "minmax", "flooding", 10, True, 3.0, 1.26, "003 Table III, GTX 470, early stop, 3 dB (coded bits)"),
     ("gf32-744-653", "mmma", "layered", 10, False, 4.0, 653 * 5 / 285e-3 / 1e6,
-     "000 Table 3, GTX TITAN Black, 285 ms at 0-3 dB (taken per frame)"),
+     "000 Table 3, GTX TITAN Black, 285 ms at 0-3 dB (read as one frame, info bits)"),
     ("gf64-1512-1325", "mmma", "layered", 10, False, 4.0, None, "000 reports no GF(64) timing"),
 ]
 FFT_PAPER = {  # paper 002 Table 1 (Tesla C1060, kernels only), Mb/s at 5, 10, 15 iterations
     32: (1.63, 0.82, 0.55), 64: (0.78, 0.39, 0.26), 128: (3.34, 1.67, 1.11), 256: (2.37, 1.20, 0.79)}
-FFT_EBN0 = 2.0
+FFT_EBN0 = 3.0
 
 
 def bit_llrs(code, frames, ebn0, seed=1, distinct=2048):
@@ -65,13 +65,14 @@ def median_time(fn, reps, warmup=1):
 
 
 def row(code, dec, frames, seconds, *, kernel_s=None, kernel_frames=None, fer=None, ebn0=None, **extra):
+    coded, info = code.n * code.bits_per_symbol, code.k * code.bits_per_symbol   # bits per frame
     r = dict(system="gpuldpc", code=code.name, algorithm=dec.algorithm, schedule=dec.schedule,
              iterations=dec.max_iterations, early_stop=dec.early_stop, llr_dtype="float32",
              frames_per_batch=frames, streams=dec.streams,
-             coded_gbps=code.n * frames / seconds / 1e9, info_gbps=code.k * frames / seconds / 1e9,
+             coded_gbps=coded * frames / seconds / 1e9, info_gbps=info * frames / seconds / 1e9,
              latency_us=seconds * 1e6,
-             kernel_gbps=code.n * kernel_frames / kernel_s / 1e9 if kernel_s else None,
-             kernel_info_gbps=code.k * kernel_frames / kernel_s / 1e9 if kernel_s else None,
+             kernel_gbps=coded * kernel_frames / kernel_s / 1e9 if kernel_s else None,
+             kernel_info_gbps=info * kernel_frames / kernel_s / 1e9 if kernel_s else None,
              fer=fer, ebn0_db=ebn0, units=dec.shape.units, threads=dec.shape.threads,
              blocks_per_sm=dec.shape.blocks_per_sm, chunk_frames=dec.chunk_frames,
              registers=dec.kernel_attributes.registers)
@@ -99,7 +100,7 @@ def throughput(code, algorithm, schedule, iterations, early_stop, ebn0, frames, 
 
 def latency(code, algorithm, schedule, iterations):
     dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop=False, streams=1, chunk_frames=1,
-                        check_finite=False)
+                        preset="latency", check_finite=False)
     _, llr = bit_llrs(code, 1, 3.0)
     t = median_time(lambda: dec.decode(llr), reps=200, warmup=20)
     return row(code, dec, 1, t, preset="one frame")
@@ -118,8 +119,29 @@ def units_sweep(code, algorithm, schedule, counts, frames=4096):
             continue
         t = dec.kernel_seconds(llr, repeats=3)
         out.append(dict(units=units, threads=dec.shape.threads, blocks_per_sm=dec.shape.blocks_per_sm,
-                        kernel_info_mbps=code.k * frames / t / 1e6))
+                        kernel_info_mbps=code.k * code.bits_per_symbol * frames / t / 1e6))
     return out
+
+
+def occupancy_scaling(code, algorithm, schedule, counts=(1, 132, 264, 528, 1056)):
+    """Kernel time per launch against frames per launch (10 iterations): how a frame's time
+    grows when more frames share the multiprocessors."""
+    dec = NbCudaDecoder(code, algorithm, schedule, 10, False, streams=1, chunk_frames=max(counts),
+                        check_finite=False)
+    _, llr = bit_llrs(code, max(counts), 3.0)
+    return [dict(frames=f, ms=dec.kernel_seconds(llr[:f], repeats=3) * 1e3) for f in counts]
+
+
+def probe(algorithm_rows):
+    """One launch per configuration, for a profiler (``ncu ... python bench/gpu_nb.py --probe``)."""
+    for name, alg, sched, frames in algorithm_rows:
+        code = gl.codes.get(name)
+        dec = NbCudaDecoder(code, alg, sched, 10, False, streams=1, chunk_frames=frames, check_finite=False)
+        dec.decode(bit_llrs(code, frames, 3.0)[1])
+
+
+PROBES = [("gf32-744-653", "mmma", "layered", 396), ("gf32-620-310", "minmax", "flooding", 1056),
+          ("gf256-384-128", "fft-spa", "flooding", 264)]
 
 
 def curve(code, frames, points=(3.0, 3.5, 4.0, 4.5, 5.0)):
@@ -130,7 +152,7 @@ def curve(code, frames, points=(3.0, 3.5, 4.0, 4.5, 5.0)):
         cw, llr = bit_llrs(code, frames, ebn0, seed=100 + k)
         res = dec.decode(llr)
         f = gl.gf.GF(code.q)
-        errors = f.to_bits(res.info ^ cw[:, :code.k]).sum()
+        errors = f.to_bits(res.info ^ cw[:, code.info_positions]).sum()
         out.append(dict(code=code.name, ebn0_db=ebn0, frames=frames,
                         fer=float((res.bits != cw).any(axis=1).mean()),
                         ber=float(errors / (frames * code.k * f.m)),
@@ -143,7 +165,10 @@ def main(argv=None):
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--frames", type=int, default=16384)
     ap.add_argument("--curve-frames", type=int, default=8192)
+    ap.add_argument("--probe", action="store_true", help="one launch of each PROBES row, for ncu")
     args = ap.parse_args(argv)
+    if args.probe:
+        return probe(PROBES)
     drv = cuda.driver()
     rows, notes = [], {}
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
@@ -187,16 +212,27 @@ def main(argv=None):
         "gf256-384-128 fft-spa": units_sweep(gl.codes.get("gf256-384-128"), "fft-spa", "flooding",
                                              (2, 4, 8, 16)),
     }
+    notes["occupancy_scaling"] = {f"{n} {a} {s}": occupancy_scaling(gl.codes.get(n), a, s)
+                                  for n, a, s, _ in PROBES}
     save()
     notes["curves"] = []
     for name in ("gf32-744-653", "gf64-1512-1325"):
         notes["curves"] += curve(gl.codes.get(name), args.curve_frames)
     save()
+    text = render(doc)
+    with open(os.path.join(args.out, stem + ".txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+def render(doc) -> str:
+    """The table of a results document (bench/results/<gpu>-nb.txt)."""
+    notes = doc["notes"]
     lines = [f"{doc['gpu']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
              f"{'code':15s} {'alg':7s} {'sched':8s} {'it':>3s} {'es':>2s} {'input':6s} {'frames':>6s} "
              f"{'coded Mb/s':>10s} {'info Mb/s':>9s} {'kern info':>9s} {'lat us':>9s} {'FER':>6s} "
-             f"{'paper Mb/s':>10s}  paper"]
-    for r in rows:
+             f"{'paper Mb/s':>10s}  paper (its own count)"]
+    for r in doc["rows"]:
         k = f"{r['kernel_info_gbps'] * 1e3:9.1f}" if r["kernel_info_gbps"] else "        -"
         fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
         p = f"{r['paper_mbps']:10.3f}" if r["paper_mbps"] else "         -"
@@ -209,14 +245,17 @@ def main(argv=None):
         lines.append(f"units sweep {key}: " + ", ".join(
             f"{p['units']}: {p['kernel_info_mbps']:.0f}" if "kernel_info_mbps" in p else f"{p['units']}: -"
             for p in points) + " (kernel info Mb/s)")
+    for key, points in notes["occupancy_scaling"].items():
+        lines.append(f"kernel ms vs frames per launch, {key}: " + ", ".join(
+            f"{p['frames']}: {p['ms']:.2f}" for p in points))
     lines.append("FER/BER, MMMA layered, 10 iterations, early stop (paper 000 Fig. 8):")
     for c in notes["curves"]:
         lines.append(f"  {c['code']:15s} {c['ebn0_db']:4.1f} dB  FER {c['fer']:.2e}  BER {c['ber']:.2e}  "
                      f"({c['frames']} frames, {c['mean_iterations']:.2f} it)")
-    text = "\n".join(lines)
-    with open(os.path.join(args.out, stem + ".txt"), "w") as f:
-        f.write(text + "\n")
-    print(text)
+    for key in ("ncu", "correction"):
+        if key in notes:
+            lines.append(f"{key}: {notes[key]}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

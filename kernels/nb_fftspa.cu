@@ -23,9 +23,12 @@
 // allows).  A group handles one check row at a time, and one variable at a time for the
 // decisions.
 //
-// Messages per frame: Pch [n][q] (channel probabilities), R [E][q] (edge = CSR index,
-// probability domain).  Q is recomputed from Pch and R where a check needs it (no
-// variable-node pass over memory); R is not read in the first iteration (uniform there).
+// Messages per frame: Pch [n][q] (channel probabilities), R [2][E][q] (edge = CSR index,
+// probability domain; iteration t reads copy t mod 2 and writes the other, so every Q of
+// an iteration comes from the R of the previous one: flooding).  Q is recomputed from Pch
+// and R where a check needs it (no variable-node pass over memory); R is not read in the
+// first iteration (uniform there).  edge_other [E][dvmax-1]: the other edges of each
+// edge's column, -1 padded.
 // Input: bit LLRs of the binary image or Min-Max symbol LLRs (nb_common.cuh), turned into
 // Pch_n(a) = exp(-(L_n(a) - min L_n)) / sum.
 #include "nb_common.cuh"
@@ -114,30 +117,49 @@ __device__ __forceinline__ void store_run(float* p, const float (&x)[R])
 }
 
 // One check row: Q of its edges (variable-node products), WHT, products, inverse WHT, R.
+// Shared memory of a group: meta [d][1 + dvmax] (column, log h, the dvmax-1 other edges of
+// the column, -1 padded; rounded to 4 words), stage [d][q] (the products in natural order,
+// so the loads of every edge are in flight before a sum waits on them), F [d][q] and a
+// permutation buffer [q].  R is read from rin (previous iteration) and written to rout.
 template <int Q>
-__device__ void check_row(const Group<Q>& g, const nb::Tables& tab, float* __restrict__ fst, int d, int rb,
-                          const int* __restrict__ edge_col, const unsigned char* __restrict__ edge_h,
-                          const int* __restrict__ vn_ptr, const int* __restrict__ vn_edge,
-                          const float* __restrict__ pch, float* __restrict__ rmsg, bool first)
+__device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restrict__ meta, float* __restrict__ stage,
+                          int d, int rb, int dvm1, const int* __restrict__ edge_col,
+                          const unsigned char* __restrict__ edge_h, const int* __restrict__ edge_other,
+                          const float* __restrict__ pch, const float* __restrict__ rin, float* __restrict__ rout,
+                          bool first)
 {
-    constexpr int R = Group<Q>::R;
+    constexpr int R = Group<Q>::R, T = Group<Q>::T;
+    const int width = 2 + dvm1;
+    float* fst = stage + d * Q;
     float* scratch = fst + d * Q;
-    g.sync();                                 // the previous row is done with fst and scratch
-    for (int i = 0; i < d; ++i) {
+    g.sync();                                 // the previous row is done with the shared buffers
+    for (int k = g.lane; k < d * width; k += T) {
+        const int i = k / width, j = k - i * width;
         const int e = rb + i;
-        const int v = edge_col[e];
-        const int log_h = tab.log[edge_h[e]];
+        meta[k] = j == 0 ? edge_col[e] : j == 1 ? tab.log[edge_h[e]] : edge_other[(size_t)e * dvm1 + j - 2];
+    }
+    g.sync();
+    for (int i = 0; i < d; ++i) {             // Pch_v prod_{other edges} R (all loads issued)
+        const int* mi = meta + i * width;
         float x[R];
-        load_run<R>(pch + (size_t)v * Q + g.element(0), x);
+        load_run<R>(pch + (size_t)mi[0] * Q + g.element(0), x);
         if (!first) {
-            for (int k = vn_ptr[v]; k < vn_ptr[v + 1]; ++k) {
-                const int e2 = vn_edge[k];
-                if (e2 == e) continue;
+            for (int j = 0; j < dvm1; ++j) {
+                const int e2 = mi[2 + j];
+                if (e2 < 0) break;
                 float y[R];
-                load_run<R>(rmsg + (size_t)e2 * Q + g.element(0), y);
+                load_run<R>(rin + (size_t)e2 * Q + g.element(0), y);
 #pragma unroll
                 for (int r = 0; r < R; ++r) x[r] *= y[r];
             }
+        }
+        store_run<R>(stage + i * Q + g.element(0), x);
+    }
+    for (int i = 0; i < d; ++i) {             // normalize, permute: Qh(h a) = Q(a)
+        const int* mi = meta + i * width;
+        float x[R];
+        load_run<R>(stage + i * Q + g.element(0), x);
+        if (!first) {
             float s = 0.0f;
 #pragma unroll
             for (int r = 0; r < R; ++r) s += x[r];
@@ -147,11 +169,11 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, float* __res
 #pragma unroll
                 for (int r = 0; r < R; ++r) x[r] *= inv;
             } else {
-                load_run<R>(pch + (size_t)v * Q + g.element(0), x);
+                load_run<R>(pch + (size_t)mi[0] * Q + g.element(0), x);
             }
         }
 #pragma unroll
-        for (int r = 0; r < R; ++r) fst[i * Q + nb::gf_mul_log(tab, log_h, g.element(r))] = x[r];
+        for (int r = 0; r < R; ++r) fst[i * Q + nb::gf_mul_log(tab, mi[1], g.element(r))] = x[r];
     }
     g.sync();
     for (int i = 0; i < d; ++i) {             // F_i = WHT(Qh_i), kept in the lane's own slots
@@ -171,7 +193,7 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, float* __res
 #pragma unroll
             for (int r = 0; r < R; ++r) y[r] *= f[r];
         }
-        const float g0 = __shfl_sync(g.mask, y[0], 0, Group<Q>::T);
+        const float g0 = __shfl_sync(g.mask, y[0], 0, T);
         g.wht(y);
         const bool ok = g0 > 0.0f && g0 < nb::inf();
         const float scale = ok ? 1.0f / ((float)Q * g0) : 0.0f;
@@ -180,11 +202,10 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, float* __res
         g.sync();                             // the previous edge's readers of scratch
         store_run<R>(scratch + g.element(0), y);
         g.sync();
-        const int e = rb + i;
-        const int log_h = tab.log[edge_h[e]];
+        const int log_h = meta[i * width + 1];
 #pragma unroll
         for (int r = 0; r < R; ++r) y[r] = scratch[nb::gf_mul_log(tab, log_h, g.element(r))];
-        store_run<R>(rmsg + (size_t)e * Q + g.element(0), y);
+        store_run<R>(rout + (size_t)(rb + i) * Q + g.element(0), y);
     }
 }
 
@@ -226,9 +247,9 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
                               int* __restrict__ iterations, unsigned char* __restrict__ valid,
                               const unsigned char* __restrict__ gexp, const short* __restrict__ glog,
                               const int* __restrict__ row_ptr, const int* __restrict__ edge_col,
-                              const unsigned char* __restrict__ edge_h, const int* __restrict__ vn_ptr,
-                              const int* __restrict__ vn_edge, int n, int m, int E, int dmax, int max_iter,
-                              int early_stop)
+                              const unsigned char* __restrict__ edge_h, const int* __restrict__ edge_other,
+                              const int* __restrict__ vn_ptr, const int* __restrict__ vn_edge, int n, int m,
+                              int E, int dmax, int dvmax, int max_iter, int early_stop)
 {
     constexpr int R = Group<Q>::R;
     extern __shared__ float4 smem4[];
@@ -242,7 +263,7 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
     while ((1 << bits_per_symbol) < Q) ++bits_per_symbol;
     in += frame * (size_t)n * (in_bits ? bits_per_symbol : Q);
     pch += frame * (size_t)n * Q;
-    rmsg += frame * (size_t)E * Q;
+    rmsg += frame * (size_t)2 * E * Q;       // two copies: R of the previous and of this iteration
     symbols += frame * (size_t)n;
     const Group<Q> g;
     const int groups = blockDim.x / Group<Q>::T;
@@ -269,16 +290,20 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
     }
     __syncthreads();
 
-    float* fst = work + (size_t)g.id * (dmax + 1) * Q;
+    const int meta_words = (dmax * (1 + dvmax) + 3) & ~3;
+    int* meta = reinterpret_cast<int*>(work + (size_t)g.id * (meta_words + (2 * dmax + 1) * Q));
+    float* stage = reinterpret_cast<float*>(meta + meta_words);
     for (int it = 1; it <= max_iter; ++it) {
+        const float* rin = rmsg + (size_t)(it & 1) * E * Q;
+        float* rout = rmsg + (size_t)((it + 1) & 1) * E * Q;
         for (int row = g.id; row < m; row += groups) {
             const int rb = row_ptr[row];
-            check_row<Q>(g, tab, fst, row_ptr[row + 1] - rb, rb, edge_col, edge_h, vn_ptr, vn_edge, pch,
-                         rmsg, it == 1);
+            check_row<Q>(g, tab, meta, stage, row_ptr[row + 1] - rb, rb, dvmax - 1, edge_col, edge_h,
+                         edge_other, pch, rin, rout, it == 1);
         }
         __syncthreads();
         if (early_stop || it == max_iter) {
-            decide<Q>(g, groups, pch, rmsg, vn_ptr, vn_edge, sym, n);
+            decide<Q>(g, groups, pch, rout, vn_ptr, vn_edge, sym, n);
             __syncthreads();
             if (nb::finish_frame(tab, sym, it, max_iter, early_stop, row_ptr, edge_col, edge_h, n, m,
                                  symbols, iterations + frame, valid + frame)) {
@@ -294,11 +319,12 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
     extern "C" __global__ void __launch_bounds__(kMaxThreads, 2) nb_fftspa_q##Q(                     \
         const float* in, int in_bits, float* pch, float* rmsg, unsigned char* symbols, int* iterations, \
         unsigned char* valid, const unsigned char* gexp, const short* glog, const int* row_ptr,      \
-        const int* edge_col, const unsigned char* edge_h, const int* vn_ptr, const int* vn_edge,     \
-        int n, int m, int E, int dmax, int max_iter, int early_stop)                                 \
+        const int* edge_col, const unsigned char* edge_h, const int* edge_other, const int* vn_ptr,  \
+        const int* vn_edge, int n, int m, int E, int dmax, int dvmax, int max_iter, int early_stop)  \
     {                                                                                                \
         fftspa_decode<Q>(in, in_bits, pch, rmsg, symbols, iterations, valid, gexp, glog, row_ptr,    \
-                         edge_col, edge_h, vn_ptr, vn_edge, n, m, E, dmax, max_iter, early_stop);    \
+                         edge_col, edge_h, edge_other, vn_ptr, vn_edge, n, m, E, dmax, dvmax,        \
+                         max_iter, early_stop);                                                      \
     }
 
 NB_FFTSPA_KERNEL(4)

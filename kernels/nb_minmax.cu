@@ -23,11 +23,14 @@
 // reference's bit for bit.
 //
 // Threads: a *worker* of 2P threads per check row (P = min(q/4, 32)); the first P
-// threads run the forward recursion, the other P the backward one, then each half does
-// half of the merges.  A thread owns 4 consecutive outputs c = x0..x0+3 of a convolution
-// (two such quads for q = 256): for y0 = 0, 4, .., q-4 one 16-byte broadcast load of
-// x(y0..y0+3) and one 16-byte load of y((x0 ^ y0) .. +3) serve 16 max and 16 min, since
-// (x0 + c) ^ (y0 + j) = (x0 ^ y0) + (c ^ j) for c, j < 4.
+// threads run the forward recursion, the other P the backward one (one instruction stream:
+// the operands are selected per half, not branched on), then each half does half of the
+// merges in the same number of steps.  A thread owns 4 consecutive outputs c = x0..x0+3
+// of a convolution (two such quads for q = 256): for y0 = 0, 4, .., q-4 one 16-byte
+// broadcast load of x(y0..y0+3) and one 16-byte load of y((x0 ^ y0) .. +3) serve 16 max
+// and 16 min, since (x0 + c) ^ (y0 + j) = (x0 ^ y0) + (c ^ j) for c, j < 4.  Workers of
+// 64 threads (q >= 128) synchronize with named barriers 1..15, smaller ones with
+// __syncwarp.
 //
 // Messages per frame: posteriors L (layered) or T (flooding) [n][q], channel Lch [n][q]
 // (flooding), check-to-variable R [E][q] (edge = CSR index).  The q values of one
@@ -112,33 +115,52 @@ struct Worker {
 };
 
 // One check row: Q, the two recursions, the merges and R (and L when layered).
+//
+// Shared memory of a worker: meta[dmax rounded up to even] (column, log h of each edge of the
+// row), then
+// Qh_0..Qh_{d-1}, F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half; the F/B area
+// first stages Q' = L - R_old, so that the loads of every edge are issued before any
+// reduction waits on them.
 template <int Q>
-__device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, float* __restrict__ vec, int d,
-                          int rb, const int* __restrict__ edge_col,
+__device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __restrict__ meta,
+                          float* __restrict__ vec, int d, int rb, const int* __restrict__ edge_col,
                           const unsigned char* __restrict__ edge_h, float* __restrict__ post,
                           float* __restrict__ r, bool first, bool layered)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G;
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W;
     float* qh = vec;                         // Qh_0 .. Qh_{d-1}
     float* fw = qh + d * Q;                  // F_1 .. F_{d-2}
     float* bw = fw + (d - 2) * Q;            // B_1 .. B_{d-2}
     float* mbuf = bw + (d - 2) * Q;          // one merge output per half
+    float* stage = fw;                       // Q' of every edge ((2d - 2) q >= d q floats)
     auto F = [&](int s) { return s == 0 ? qh : fw + (s - 1) * Q; };
     auto B = [&](int t) { return t == d - 1 ? qh + (d - 1) * Q : bw + (t - 1) * Q; };
 
-    for (int i = wk.half; i < d; i += 2) {   // Q' = L - R_old, Q = Q' - min Q', scatter to Qh_i
-        const int e = rb + i;
-        const int v = edge_col[e];
-        const int log_h = tab.log[edge_h[e]];
-        float x[G][4];
-        float mn = nb::inf();
+    for (int i = wk.half * P + wk.lt; i < d; i += W) {
+        meta[i] = make_int2(edge_col[rb + i], tab.log[edge_h[rb + i]]);
+    }
+    wk.sync_worker();
+#pragma unroll 4
+    for (int i = wk.half; i < d; i += 2) {   // Q' = L - R_old (loads of all edges in flight)
+        const int v = meta[i].x;
 #pragma unroll
         for (int g = 0; g < G; ++g) {
             const int a0 = 4 * (wk.lt + g * P);
             const float4 l = *reinterpret_cast<const float4*>(post + (size_t)v * Q + a0);
             const float4 ro = first ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                    : *reinterpret_cast<const float4*>(r + (size_t)e * Q + a0);
-            x[g][0] = l.x - ro.x; x[g][1] = l.y - ro.y; x[g][2] = l.z - ro.z; x[g][3] = l.w - ro.w;
+                                    : *reinterpret_cast<const float4*>(r + (size_t)(rb + i) * Q + a0);
+            *reinterpret_cast<float4*>(stage + i * Q + a0) =
+                make_float4(l.x - ro.x, l.y - ro.y, l.z - ro.z, l.w - ro.w);
+        }
+    }
+    for (int i = wk.half; i < d; i += 2) {   // Q = Q' - min Q', scattered to Qh_i(h a) = Q(a)
+        const int log_h = meta[i].y;
+        float x[G][4];
+        float mn = nb::inf();
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const float4 y = *reinterpret_cast<const float4*>(stage + i * Q + 4 * (wk.lt + g * P));
+            x[g][0] = y.x; x[g][1] = y.y; x[g][2] = y.z; x[g][3] = y.w;
 #pragma unroll
             for (int c = 0; c < 4; ++c) mn = fminf(mn, x[g][c]);
         }
@@ -152,47 +174,46 @@ __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, float* __r
             }
     }
     wk.sync_worker();
-    for (int s = 1; s <= d - 2; ++s) {       // forward (half 0) and backward (half 1) at once
-        if (wk.half == 0) {
-            minmax_conv<Q>(F(s - 1), qh + s * Q, F(s), wk.lt);
-        } else {
-            const int t = d - 1 - s;
-            minmax_conv<Q>(B(t + 1), qh + t * Q, B(t), wk.lt);
-        }
+    // Forward (half 0) and backward (half 1) at once.  The halves of a warp run one
+    // instruction stream: operands are selected, not branched on.
+    for (int s = 1; s <= d - 2; ++s) {
+        const bool fwd = wk.half == 0;
+        const int t = fwd ? s : d - 1 - s;   // F_s = F_{s-1} (*) Qh_s,  B_t = B_{t+1} (*) Qh_t
+        minmax_conv<Q>(fwd ? F(s - 1) : B(t + 1), qh + t * Q, fwd ? F(s) : B(t), wk.lt);
         wk.sync_half();
     }
     wk.sync_worker();
-    const int split = (d + 1) / 2;           // merges 0..split-1: half 0; split..d-1: half 1
-    const int i_end = wk.half == 0 ? split : d;
+    // Merges: half 0 emits i = 0 .. split-1, half 1 i = split .. d-1, in the same number of
+    // steps; the convolution also runs (unused) for i = 0, d-1 and past the end, so that
+    // both halves stay converged.
+    const int split = (d + 1) / 2;
     float* mine = mbuf + wk.half * Q;
-    for (int i = wk.half == 0 ? 0 : split; i < i_end; ++i) {
-        const float* m;
-        if (i == 0) {
-            m = B(1);
-        } else if (i == d - 1) {
-            m = F(d - 2);
-        } else {
-            minmax_conv<Q>(F(i - 1), B(i + 1), mine, wk.lt);
-            wk.sync_half();
-            m = mine;
-        }
-        const int e = rb + i;
-        const int v = edge_col[e];
-        const int log_h = tab.log[edge_h[e]];
-        const float* qi = qh + i * Q;
+    for (int k = 0; k < split; ++k) {
+        const int i = wk.half == 0 ? k : split + k;
+        const int ic = min(max(i, 1), d - 2 > 0 ? d - 2 : 1);
+        minmax_conv<Q>(F(ic - 1), B(ic + 1 < d ? ic + 1 : d - 1), mine, wk.lt);
+        wk.sync_half();
+        const float* m = i == 0 ? B(1) : i == d - 1 ? F(d - 2) : mine;
+        if (i < d) {
+            const int e = rb + i;
+            const int v = meta[i].x;
+            const int log_h = meta[i].y;
+            const float* qi = qh + i * Q;
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-            const int a0 = 4 * (wk.lt + g * P);
-            float rn[4], ln[4];
+            for (int g = 0; g < G; ++g) {
+                const int a0 = 4 * (wk.lt + g * P);
+                float rn[4], ln[4];
 #pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                const int k = nb::gf_mul_log(tab, log_h, a0 + c);
-                rn[c] = m[k];
-                ln[c] = qi[k] + rn[c];
-            }
-            *reinterpret_cast<float4*>(r + (size_t)e * Q + a0) = make_float4(rn[0], rn[1], rn[2], rn[3]);
-            if (layered) {
-                *reinterpret_cast<float4*>(post + (size_t)v * Q + a0) = make_float4(ln[0], ln[1], ln[2], ln[3]);
+                for (int c = 0; c < 4; ++c) {
+                    const int k2 = nb::gf_mul_log(tab, log_h, a0 + c);
+                    rn[c] = m[k2];
+                    ln[c] = qi[k2] + rn[c];
+                }
+                *reinterpret_cast<float4*>(r + (size_t)e * Q + a0) = make_float4(rn[0], rn[1], rn[2], rn[3]);
+                if (layered) {
+                    *reinterpret_cast<float4*>(post + (size_t)v * Q + a0) =
+                        make_float4(ln[0], ln[1], ln[2], ln[3]);
+                }
             }
         }
         wk.sync_half();
@@ -207,10 +228,21 @@ __device__ void variable_sums(const float* __restrict__ chan, const float* __res
                               const int* __restrict__ vn_edge, int n)
 {
     constexpr int QV = Q / 4;
+#pragma unroll 2
     for (int k = threadIdx.x; k < n * QV; k += blockDim.x) {
         const int v = k / QV, a0 = 4 * (k % QV);
         float4 t = *reinterpret_cast<const float4*>(chan + (size_t)v * Q + a0);
-        for (int j = vn_ptr[v]; j < vn_ptr[v + 1]; ++j) {
+        const int j0 = vn_ptr[v], j1 = vn_ptr[v + 1];
+        int j = j0;
+        for (; j + 3 <= j1; j += 3) {        // three loads in flight (column weight 3 is common)
+            const float4 x0 = *reinterpret_cast<const float4*>(r + (size_t)vn_edge[j] * Q + a0);
+            const float4 x1 = *reinterpret_cast<const float4*>(r + (size_t)vn_edge[j + 1] * Q + a0);
+            const float4 x2 = *reinterpret_cast<const float4*>(r + (size_t)vn_edge[j + 2] * Q + a0);
+            t.x += x0.x; t.y += x0.y; t.z += x0.z; t.w += x0.w;
+            t.x += x1.x; t.y += x1.y; t.z += x1.z; t.w += x1.w;
+            t.x += x2.x; t.y += x2.y; t.z += x2.z; t.w += x2.w;
+        }
+        for (; j < j1; ++j) {
             const float4 x = *reinterpret_cast<const float4*>(r + (size_t)vn_edge[j] * Q + a0);
             t.x += x.x; t.y += x.y; t.z += x.z; t.w += x.w;
         }
@@ -273,15 +305,17 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
 
     const Worker<Q> wk;
     const int workers = blockDim.x / Worker<Q>::W;
-    float* vec = work + (size_t)wk.id * (3 * dmax - 2) * Q;
+    const int meta_slots = (dmax + 1) & ~1;  // keeps the vectors 16-byte aligned
+    int2* meta = reinterpret_cast<int2*>(work + (size_t)wk.id * ((3 * dmax - 2) * Q + 2 * meta_slots));
+    float* vec = reinterpret_cast<float*>(meta + meta_slots);
     for (int it = 1; it <= max_iter; ++it) {
         for (int g = 0; g < groups; ++g) {
             if (wk.id < workers) {
                 for (int k = group_ptr[g] + wk.id; k < group_ptr[g + 1]; k += workers) {
                     const int row = group_rows[k];
                     const int rb = row_ptr[row];
-                    check_row<Q>(wk, tab, vec, row_ptr[row + 1] - rb, rb, edge_col, edge_h, post, r,
-                                 it == 1, !flooding);
+                    check_row<Q>(wk, tab, meta, vec, row_ptr[row + 1] - rb, rb, edge_col, edge_h, post,
+                                 r, it == 1, !flooding);
                 }
             }
             __syncthreads();

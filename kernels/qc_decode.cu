@@ -38,6 +38,7 @@ namespace {
 
 constexpr unsigned kSignMask = (1u << 27) - 1;  // sign bits of Q (dc <= 27)
 constexpr int kIdxShift = 27;                   // index of min1 in the top 5 bits
+constexpr int kEdgePad = 32;                    // spare (zero) block entries after the table
 
 enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
 
@@ -140,6 +141,7 @@ struct RegisterMinSum {
     unsigned bits[LAYERS_MAX];  // R sign bits | idx << 27
     int rule;
     float alpha, beta;
+    int pad;  // byte offset from the row's entry to the +inf pad slot (layered rows)
 
     __device__ void init(float*, long long, int, int, int)
     {
@@ -170,11 +172,17 @@ struct RegisterMinSum {
         const float inf = __int_as_float(0x7f800000);
         float c1[2] = {inf, inf}, c2[2] = {inf, inf};
         int ci[2] = {0, 0};
+        // Layered rows are padded to DC_MAX edges: a pad edge reads and writes a shared slot
+        // holding +inf, so |Q| = inf never becomes min1 or min2 (each chain has a real edge
+        // first), its sign bit is 0, and the slot stays +inf.  The loops then have no
+        // branches and the loads of all edges can be in flight together.  Flooding rows
+        // (whose pad would need a slot in two swapping arrays) skip the missing edges.
         unsigned signs = 0u;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (e < dc) {
-                col[e] = qc_offset(edges[e], r, z4);
+            if (!FLOOD || e < dc) {
+                const int o = qc_offset(edges[e], r, z4);  // edges[] has DC_MAX spare entries
+                col[e] = FLOOD || e < dc ? o : pad;
                 q[e] = at(post, col[e]) - flip_bit(e == old_idx ? o2 : o1, old, e);
                 const float a = fabsf(q[e]);
                 const int c = e & 1;
@@ -192,7 +200,7 @@ struct RegisterMinSum {
         const unsigned rsign = signs ^ ((__popc(signs) & 1u) ? kSignMask : 0u);
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (e < dc) {
+            if (!FLOOD || e < dc) {
                 const float r_new = flip_bit(e == idx ? n2 : n1, rsign, e);
                 if (FLOOD) at(acc, col[e]) += r_new;
                 else at(post, col[e]) = q[e] + r_new;
@@ -213,6 +221,7 @@ struct StoredMessages {
     float* msg;  // this thread's frame: msg[b * z + r]
     int rule;
     float alpha, beta;
+    int pad;  // unused: rows loop over their real edges
 
     __device__ void init(float* store, long long frame, int nblocks, int r, int z)
     {
@@ -286,8 +295,8 @@ __device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, i
 // the warp by the caller).  Shared memory (dynamic, in this order):
 //   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
 //   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
-//   (padding to 8 bytes) int2 edges[nblocks] (as (4*(j*z+s), z-s)), int layer_start[mb + 1],
-//   int done[fpb], int fail[fpb], int iters[fpb].
+//   (padding to 8 bytes) int2 edges[nblocks + kEdgePad] (as (4*(j*z+s), z-s), then zeros),
+//   int layer_start[mb + 1], int done[fpb], int fail[fpb], int iters[fpb], float pad (+inf).
 template <class M, bool FLOOD, typename In>
 __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
@@ -307,12 +316,15 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     float* lch = smem + 2 * span;
     const int nfloat = ((FLOOD ? 3 : 1) * span + 1) & ~1;
     int2* edges = reinterpret_cast<int2*>(smem + nfloat);
-    int* layer_start = reinterpret_cast<int*>(edges + nblocks);
+
+    for (int i = tid; i < nblocks + kEdgePad; i += blockDim.x)
+        edges[i] = i < nblocks ? make_int2(4 * g_edges[i].x, g_edges[i].y) : make_int2(0, 0);
+    int* layer_start = reinterpret_cast<int*>(edges + nblocks + kEdgePad);
     int* done = layer_start + mb + 1;
     int* fail = done + fpb;
     int* iters = fail + fpb;
-
-    for (int i = tid; i < nblocks; i += blockDim.x) edges[i] = make_int2(4 * g_edges[i].x, g_edges[i].y);
+    float* pad = reinterpret_cast<float*>(iters + fpb);  // +inf slot of padded rows
+    if (tid == 0) *pad = __int_as_float(0x7f800000);
     for (int i = tid; i <= mb; i += blockDim.x) layer_start[i] = g_layer_start[i];
     for (int i = tid; i < fpb; i += blockDim.x) {
         done[i] = i < nf ? 0 : 1;
@@ -336,6 +348,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     M msgs;
     msgs.rule = rule;
     msgs.alpha = alpha;
+    msgs.pad = (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(post + own));
     msgs.beta = beta;
     if (lane) msgs.init(msg_store, frame0 + f, nblocks, r, z);
     __syncthreads();
@@ -447,11 +460,13 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     GPULDPC_INPUTS(prefix##_layered, M, false)            \
     GPULDPC_INPUTS(prefix##_flooding, M, true)
 
+using Ms12x7 = RegisterMinSum<12, 7, 2>;
 using Ms12x8 = RegisterMinSum<12, 8, 2>;
 using Ms8x16 = RegisterMinSum<8, 16, 1>;
 using Ms4x24 = RegisterMinSum<4, 24, 1>;
 using Ms16x16 = RegisterMinSum<16, 16, 1>;
 using Stored = StoredMessages<27>;
+GPULDPC_SCHEDULES(qc_ms12x7, Ms12x7)
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
 GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
 GPULDPC_SCHEDULES(qc_ms4x24, Ms4x24)

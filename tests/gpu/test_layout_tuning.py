@@ -31,7 +31,8 @@ def test_layout_expands_to_h(name):
 
 def test_kernel_choice_by_code_shape():
     get = lambda n: qc_layout(gl.codes.get(n))  # noqa: E731
-    assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32") == "qc_ms12x8_layered_f32"
+    assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32") == "qc_ms12x7_layered_f32"
+    assert kernel_name(get("wifi-1944-1/2"), "nms", "layered", "float32") == "qc_ms12x8_layered_f32"
     assert kernel_name(get("wifi-1944-2/3"), "oms", "flooding", "int8") == "qc_ms8x16_flooding_i8"
     assert kernel_name(get("wifi-648-5/6"), "nms", "layered", "float16") == "qc_ms4x24_layered_f16"
     assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32") == "qc_stored_layered_f32"

@@ -22,7 +22,7 @@ _spec.loader.exec_module(_cache)
 cached = _cache.cached
 
 
-def _decoder(cuda, code, algorithm, schedule, early_stop=True, **options):
+def _decoder(code, algorithm, schedule, early_stop=True, **options):
     from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
     return NbCudaDecoder(code, algorithm, schedule, max_iterations=10, early_stop=early_stop, **options)
@@ -57,7 +57,7 @@ CASES = [
 def test_same_symbols_as_reference(cuda, frames, name, algorithm, schedule, ebn0, count):
     code = gl.codes.get(name)
     _, llr = frames(code, ebn0, count, seed=11)
-    got = _decoder(cuda, code, algorithm, schedule).decode(llr)
+    got = _decoder(code, algorithm, schedule).decode(llr)
     want = reference(code, llr, algorithm=algorithm, schedule=schedule, max_iterations=10, early_stop=True)
     _assert_same(got, want)
     assert 0 < got.valid.sum() < count, "the SNR point should mix decoded and failed frames"
@@ -69,7 +69,7 @@ def test_same_symbols_as_reference(cuda, frames, name, algorithm, schedule, ebn0
 def test_paper000_codes_same_as_reference(cuda, frames, name, ebn0):
     code = gl.codes.get(name)
     _, llr = frames(code, ebn0, 48, seed=int(10 * ebn0))
-    got = _decoder(cuda, code, "mmma", "layered").decode(llr)
+    got = _decoder(code, "mmma", "layered").decode(llr)
     _assert_same(got, reference(code, llr, algorithm="mmma", schedule="layered", max_iterations=10,
                                 early_stop=True))
 
@@ -78,23 +78,24 @@ def test_fixed_iterations_and_streams(cuda, frames):
     """No early stop; chunks smaller than the batch spread over three streams."""
     code = gl.codes.get("gf32-744-653")
     _, llr = frames(code, 3.75, 40, seed=5)
-    dec = _decoder(cuda, code, "mmma", "layered", early_stop=False, streams=3, chunk_frames=7)
+    dec = _decoder(code, "mmma", "layered", early_stop=False, streams=3, chunk_frames=7)
     got = dec.decode(llr)
     _assert_same(got, reference(code, llr, algorithm="mmma", schedule="layered", max_iterations=10,
                                 early_stop=False))
     assert (got.iterations == 10).all()
 
 
-@pytest.mark.parametrize("name, schedule", [("gf32-620-310", "flooding"), ("gf64-1512-1325", "layered")])
-def test_bit_llr_input_converted_on_gpu(cuda, name, schedule):
+@pytest.mark.parametrize("name, schedule, ebn0", [("gf32-620-310", "flooding", 3.0),
+                                                  ("gf64-1512-1325", "layered", 4.25)])
+def test_bit_llr_input_converted_on_gpu(cuda, name, schedule, ebn0):
     """decode(bit LLRs) == decode(gpuldpc.channel.bit_llr_to_symbol_llr(bit LLRs))."""
     code = gl.codes.get(name)
     rng = np.random.default_rng(3)
     cw = code.encode(rng.integers(0, 2, (24, code.k), dtype=np.uint8))
     bits = gl.gf.GF(code.q).to_bits(cw).reshape(cw.shape[0], -1)
-    sigma = gl.channel.sigma_from_ebn0(3.0, code.k / code.n)
+    sigma = gl.channel.sigma_from_ebn0(ebn0, code.k / code.n)
     bit_llr = gl.channel.awgn_llr(bits, sigma, rng)
-    dec = _decoder(cuda, code, "minmax", schedule)
+    dec = _decoder(code, "minmax", schedule)
     from_bits = dec.decode(bit_llr)
     _assert_same(from_bits, dec.decode(gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q)))
     assert from_bits.valid.mean() > 0.5
@@ -117,7 +118,7 @@ def test_errors(cuda):
     from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
     code = gl.codes.get("gf16-300-150")
-    dec = _decoder(cuda, code, "minmax", "layered")
+    dec = _decoder(code, "minmax", "layered")
     with pytest.raises(ValueError, match=r"symbol LLRs \[batch, 300, 16\] or bit LLRs \[batch, 1200\]"):
         dec.decode(np.zeros((2, 300, 8), np.float32))
     llr = np.ones((3, 300, 16), np.float32)

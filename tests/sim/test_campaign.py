@@ -131,8 +131,9 @@ def test_min_fer_skips_higher_points_and_max_seconds_cuts_points(small_args, tmp
     spec = CampaignSpec.make(**{**small_args, "ebn0": "1.5:3.5:1.0", "min_fer": 0.05})
     rows = run_campaign(spec, tmp_path / "minfer", progress=False)
     assert [r["ebn0_db"] for r in rows] == [1.5, 2.5]
-    # a point's wall time is checked between batches: with 1 ms each point stops after its first batch
-    spec = CampaignSpec.make(**{**small_args, "max_seconds": 0.001})
+    # a point's wall time is checked between batches: with 1 ns (shorter than any batch, even
+    # the C++ backend's sub-millisecond ones) each point stops after its first batch
+    spec = CampaignSpec.make(**{**small_args, "max_seconds": 1e-9})
     rows = run_campaign(spec, tmp_path / "seconds", progress=False)
     assert [(r["frames"], r["batches"]) for r in rows] == [(16, 1), (16, 1)]
     assert {r["status"] for r in rows} <= {"partial", "errors"}

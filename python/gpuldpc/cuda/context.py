@@ -35,10 +35,15 @@ def is_pinned(array: np.ndarray) -> bool:
     return False
 
 
-def pinned_empty(shape, dtype, ctx: "DeviceContext") -> np.ndarray:
-    """A page-locked host array, portable (usable from every device's context);
-    CUDA allocates it under ``ctx``'s context."""
+def pinned_empty(shape, dtype, ctx: "DeviceContext | None" = None) -> np.ndarray:
+    """A page-locked host array, portable (usable from every device's context).
+
+    CUDA allocates it under ``ctx``'s context, or under the current one when
+    ``ctx`` is None (the caller is inside some ``DeviceContext.active()``).
+    """
     drv = driver()
+    if ctx is None:
+        return drv.pagelocked_empty(shape, dtype, mem_flags=drv.host_alloc_flags.PORTABLE)
     with ctx.active():
         return drv.pagelocked_empty(shape, dtype, mem_flags=drv.host_alloc_flags.PORTABLE)
 

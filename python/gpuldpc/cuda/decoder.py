@@ -34,7 +34,7 @@ from .tuning import PRESETS, launch_shape
 
 KERNEL_MODULE = "qc_decode"
 # min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit
-REGISTER_VARIANTS = ((12, 8), (8, 16), (4, 24), (16, 16))
+REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}

@@ -53,8 +53,8 @@ class _Slot:
     grown when a later call needs more, and reused otherwise.
     """
 
-    def __init__(self, ctx, layout: NbLayout, channel_copy: bool):
-        self.ctx, self.layout, self.channel_copy = ctx, layout, channel_copy
+    def __init__(self, ctx, layout: NbLayout, channel_copy: bool, r_copies: int):
+        self.ctx, self.layout, self.channel_copy, self.r_copies = ctx, layout, channel_copy, r_copies
         self.stream = driver().Stream()
         self.frames = 0
         self.in_floats = 0
@@ -71,7 +71,7 @@ class _Slot:
         if frames > self.frames:
             self.dev_post = drv.mem_alloc(4 * frames * n * q)              # L / T / Pch
             self.dev_chan = drv.mem_alloc(4 * frames * n * q) if self.channel_copy else None
-            self.dev_r = drv.mem_alloc(4 * frames * e * q)
+            self.dev_r = drv.mem_alloc(4 * frames * e * q * self.r_copies)
             self.dev_sym = drv.mem_alloc(frames * n)
             self.dev_iters = drv.mem_alloc(4 * frames)
             self.dev_valid = drv.mem_alloc(frames)
@@ -103,14 +103,18 @@ class NbCudaDecoder:
         Frames per launch per stream; None: two waves of resident blocks, at most
         an eighth of the free device memory per stream.
     units : int or None
-        Check rows per block at once (Min-Max workers / FFT-SPA groups); None: tuned.
+        Check rows per block at once (Min-Max workers / FFT-SPA groups); None: from ``preset``.
+    preset : {"throughput", "latency"}
+        Block shape keeping the most rows in flight per multiprocessor, or the most rows
+        per block (:func:`.nb_layout.launch_shape`).
     check_finite : bool
         Reject NaN and infinite LLRs (ValueError naming the frames).
     """
 
     def __init__(self, code, algorithm: str = "minmax", schedule: str = "layered", max_iterations: int = 10,
                  early_stop: bool = True, *, device: int = 0, streams: int = 2,
-                 chunk_frames: int | None = None, units: int | None = None, check_finite: bool = True):
+                 chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput",
+                 check_finite: bool = True):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
         if schedule not in SCHEDULES:
@@ -135,14 +139,15 @@ class NbCudaDecoder:
             self._func = self.ctx.function(self.module, self.kernel)
             self.kernel_attributes = self.ctx.kernel_attributes(self._func)
             self.shape = launch_shape(algorithm, layout, self.ctx.limits, self.kernel_attributes,
-                                      rows_at_once, units)
+                                      rows_at_once, units, preset)
             self._func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared)
             self._tables = {name: drv.to_device(np.ascontiguousarray(getattr(layout, name)))
-                            for name in ("exp", "log", "row_ptr", "edge_col", "edge_h", "vn_ptr", "vn_edge")}
+                            for name in ("exp", "log", "row_ptr", "edge_col", "edge_h", "vn_ptr", "vn_edge",
+                                         "edge_other")}
             self._tables["group_ptr"] = drv.to_device(self._groups[0])
             self._tables["group_rows"] = drv.to_device(self._groups[1])
             per_frame = 4 * layout.q * (layout.n * (3 if flooding and algorithm != "fft-spa" else 2)
-                                        + layout.edges) + layout.n + 5
+                                        + layout.edges * (2 if algorithm == "fft-spa" else 1)) + layout.n + 5
             wave = self.ctx.limits.sm_count * self.shape.blocks_per_sm
             if chunk_frames is None:
                 chunk_frames = max(1, min(2 * wave, self.ctx.free_memory() // (8 * streams * per_frame)))
@@ -150,7 +155,8 @@ class NbCudaDecoder:
                     or chunk_frames < 1:
                 raise ValueError(f"chunk_frames must be an integer >= 1, got {chunk_frames!r}")
             self.chunk_frames = int(chunk_frames)
-            self._slots = [_Slot(self.ctx, layout, flooding and algorithm != "fft-spa")
+            fft = algorithm == "fft-spa"
+            self._slots = [_Slot(self.ctx, layout, flooding and not fft, 2 if fft else 1)
                            for _ in range(int(streams))]
 
     @property
@@ -184,12 +190,13 @@ class NbCudaDecoder:
     def _launch(self, slot: _Slot, frames: int, bits: bool):
         t, lay = self._tables, self.layout
         gptr, grows = self._groups
-        common = (np.int32(lay.n), np.int32(lay.m), np.int32(lay.edges), np.int32(lay.max_degree),
-                  np.int32(self.max_iterations), np.int32(self.early_stop))
+        sizes = (np.int32(lay.n), np.int32(lay.m), np.int32(lay.edges), np.int32(lay.max_degree))
+        common = sizes + (np.int32(self.max_iterations), np.int32(self.early_stop))
         if self.algorithm == "fft-spa":
             args = (slot.dev_in, np.int32(bits), slot.dev_post, slot.dev_r, slot.dev_sym, slot.dev_iters,
                     slot.dev_valid, t["exp"], t["log"], t["row_ptr"], t["edge_col"], t["edge_h"],
-                    t["vn_ptr"], t["vn_edge"]) + common
+                    t["edge_other"], t["vn_ptr"], t["vn_edge"]) + sizes + (
+                    np.int32(lay.max_column_weight), np.int32(self.max_iterations), np.int32(self.early_stop))
         else:
             flooding = self.schedule == "flooding"
             args = (slot.dev_in, np.int32(bits), slot.dev_post,
@@ -308,7 +315,7 @@ def bit_llr_to_symbol_llr(bit_llr, q: int, device: int = 0) -> np.ndarray:
 def make(code, settings) -> NbCudaDecoder:
     """The GF(q) CUDA decoder for validated ``front.Settings`` (for gpuldpc.decoders.cuda to call)."""
     options = dict(settings.options)
-    known = ("device", "streams", "chunk_frames", "units")
+    known = ("device", "streams", "chunk_frames", "units", "preset")
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"unknown GF(q) cuda option(s) {unknown}; known: {', '.join(known)}")

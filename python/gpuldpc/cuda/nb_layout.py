@@ -6,7 +6,9 @@ the numbering of :class:`gpuldpc.decoders.reference_graph.TannerGraph`, so messa
 
 * ``row_ptr`` [m+1], ``edge_col`` [E], ``edge_h`` [E] (GF element of the edge);
 * ``vn_ptr`` [n+1], ``vn_edge`` [E]: each variable's edges in increasing check row
-  (the order of the flooding sums ``T = Lch + R_1 + R_2 + ...``);
+  (the order of the flooding sums ``T = Lch + R_1 + R_2 + ...``); ``edge_other``
+  [E, dvmax-1]: the other edges of each edge's column, in that order, -1 padded
+  (FFT-SPA's variable-node products);
 * ``layer_ptr``, ``layer_rows``: the layered schedule of the reference (one layer per
   base-matrix row of ``z = q-1`` checks for QC codes, else runs of consecutive rows
   with disjoint supports); ``flood_ptr``, ``flood_rows``: every non-empty row, one group;
@@ -44,11 +46,13 @@ class NbLayout:
     m: int
     edges: int
     max_degree: int
+    max_column_weight: int
     row_ptr: np.ndarray
     edge_col: np.ndarray
     edge_h: np.ndarray
     vn_ptr: np.ndarray
     vn_edge: np.ndarray
+    edge_other: np.ndarray
     layer_ptr: np.ndarray
     layer_rows: np.ndarray
     flood_ptr: np.ndarray
@@ -81,14 +85,25 @@ def nb_layout(code) -> NbLayout:
     H = code.H
     degrees = np.diff(H.indptr)
     order = np.lexsort((graph.edge_row, graph.edge_col))          # by column, then row
-    vn_ptr = np.concatenate([[0], np.cumsum(np.bincount(graph.edge_col, minlength=code.n))])
+    weights = np.bincount(graph.edge_col, minlength=code.n)
+    vn_ptr = np.concatenate([[0], np.cumsum(weights)])
+    dv = max(int(weights.max()), 1)
+    table = graph.vn_edges                                         # [n, dv], padded with E
+    edge_other = np.full((graph.num_edges, max(dv - 1, 1)), -1, dtype=np.int32)
+    for slot in range(table.shape[1]):
+        others = np.delete(table, slot, axis=1)
+        real = table[:, slot] < graph.num_edges
+        edge_other[table[real, slot], :others.shape[1]] = np.where(others[real] < graph.num_edges,
+                                                                    others[real], -1)
     layer_ptr, layer_rows = _groups([np.concatenate([b.rows for b in layer]) for layer in graph.layers])
     flood_ptr, flood_rows = _groups([np.flatnonzero(degrees > 0)])
     field = GF(code.q)
     return NbLayout(
         q=code.q, n=code.n, m=code.m, edges=graph.num_edges, max_degree=int(degrees.max()),
+        max_column_weight=dv,
         row_ptr=H.indptr.astype(np.int32), edge_col=H.indices.astype(np.int32),
         edge_h=H.data.astype(np.uint8), vn_ptr=vn_ptr.astype(np.int32), vn_edge=order.astype(np.int32),
+        edge_other=edge_other,
         layer_ptr=layer_ptr, layer_rows=layer_rows, flood_ptr=flood_ptr, flood_rows=flood_rows,
         exp=np.ascontiguousarray(field.exp, dtype=np.uint8),
         log=np.ascontiguousarray(np.where(np.arange(code.q) == 0, 0, field.log), dtype=np.int16))
@@ -116,20 +131,30 @@ def unit_threads(algorithm: str, q: int) -> int:
 
 
 def unit_floats(algorithm: str, layout: NbLayout) -> int:
-    """Shared floats per unit: Qh, F, B and two merge buffers (Min-Max), or d transforms and a
-    permutation buffer (FFT-SPA)."""
+    """Shared 4-byte words per unit (nb_minmax.cu / nb_fftspa.cu ``check_row``).
+
+    Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
+    buffers.  FFT-SPA: the row's edges (column, log h, the other edges of the column), d
+    staged products, d transforms and a permutation buffer.
+    """
     d, q = layout.max_degree, layout.q
-    return (3 * d - 2) * q if algorithm != "fft-spa" else (d + 1) * q
+    if algorithm != "fft-spa":
+        return 2 * ((d + 1) & ~1) + (3 * d - 2) * q
+    return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (2 * d + 1) * q
 
 
 def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: int,
-                 units: int | None = None) -> NbShape:
+                 units: int | None = None, preset: str = "throughput") -> NbShape:
     """The block shape keeping the most check rows busy per multiprocessor.
 
     ``limits``/``kern``: :class:`~.tuning.DeviceLimits` and the kernel's
     :class:`~.tuning.KernelAttributes`; ``rows_at_once``: rows that may run in parallel
-    (the largest layer, or every row for flooding); ``units`` forces a count.
+    (the largest layer, or every row for flooding); ``units`` forces a count;
+    ``preset="latency"`` takes the most rows one block can hold (one frame finishes
+    soonest), ``"throughput"`` the most rows per multiprocessor.
     """
+    if preset not in ("throughput", "latency"):
+        raise ValueError(f"preset={preset!r} is not one of 'throughput', 'latency'")
     per_unit = unit_threads(algorithm, layout.q)
     fixed = table_bytes(layout.q) + ((layout.n + 15) & ~15)
     unit_bytes = 4 * unit_floats(algorithm, layout)
@@ -145,7 +170,7 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
         raise ValueError(f"units={units!r}: a block of this kernel takes 1..{most} check rows at once "
                          f"({per_unit} threads and {unit_bytes} B of shared memory each)")
     best = None
-    for count in ([units] if units else range(1, most + 1)):
+    for count in ([units] if units else [most] if preset == "latency" else range(1, most + 1)):
         threads = count * per_unit
         shared = fixed + count * unit_bytes
         blocks = blocks_per_sm(limits, kern, -(-threads // 32) * 32, shared)

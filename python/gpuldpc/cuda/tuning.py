@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 WARP = 32
 MAX_BLOCK_THREADS = 512        # the kernels' __launch_bounds__ (kernels/qc_decode.cu kMaxThreads)
+EDGE_PAD = 32                  # kernels/qc_decode.cu kEdgePad
 PRESETS = ("throughput", "latency")
 
 
@@ -74,7 +75,8 @@ def shared_bytes(layout, frames_per_block: int, flooding: bool) -> int:
     """Dynamic shared memory of one block (kernels/qc_decode.cu ``decode_frames``)."""
     floats = (3 if flooding else 1) * frames_per_block * layout.n
     floats += floats & 1
-    return 4 * floats + 8 * layout.nblocks + 4 * (layout.layers + 1) + 12 * frames_per_block
+    # the block table has EDGE_PAD spare entries; the flags end with the +inf pad slot
+    return 4 * floats + 8 * (layout.nblocks + EDGE_PAD) + 4 * (layout.layers + 1) + 12 * frames_per_block + 4
 
 
 def threads_per_block(z: int, frames_per_block: int) -> int:
