@@ -19,6 +19,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -153,6 +154,24 @@ def sionna_rows(code, frames, iterations):
                 streams=1, kernel_gbps=code.n * frames / tk / 1e9, fer=fer)], None
 
 
+def cpu_rows(code, frames, iterations):
+    """Our C++ backend on this machine's cores, same code and iterations (the issue's CPU peer)."""
+    rows = []
+    cw, llr = noisy(code, frames)
+    for precision in ("int8", "float32"):
+        try:
+            dec = gl.Decoder(code, backend="cpu", precision=precision, max_iterations=iterations,
+                             early_stop=False)
+        except gl.BackendUnavailable as exc:
+            return rows, f"cpu backend unavailable: {exc}"
+        bits = dec.decode(llr).bits
+        t = median_time(lambda: dec.decode(llr), reps=3)
+        rows.append(row("gpuldpc-cpu", code, frames, t, iterations=iterations, streams=None,
+                        fer=float((bits != cw).any(axis=1).mean()), precision=precision,
+                        threads=os.cpu_count()))
+    return rows, None
+
+
 def table3(code, goals=(1, 2, 4, 8, 12)):
     """Paper 004 Table III: lowest latency reaching each throughput goal (10 iterations)."""
     cw, llr = noisy(code, 16 * 2112)
@@ -246,14 +265,23 @@ def main(argv=None):
                 rows += srows
                 if why:
                     notes["sionna"] = why
+                crows, why = cpu_rows(code, 16384, 10)
+                rows += crows
+                if why:
+                    notes["cpu"] = why
             points, best = table3(wimax)
             notes["table3_points"] = points
             notes["table3"] = best
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
+    commit = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.split()
     dev0 = drv.Device(0)
     doc = dict(gpu=dev0.name(), gpus=ndev if args.multi else 1,
-               driver=drv.get_driver_version(), cuda=".".join(map(str, drv.get_version())),
-               commit=commit, date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               driver=smi[0] if smi else f"CUDA driver API {drv.get_driver_version()}",
+               cuda=".".join(map(str, drv.get_version())),
+               commit=commit if re.fullmatch(r"[0-9a-f]{40}", commit) else None,
+               date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                rows=rows, notes=notes)
     os.makedirs(args.out, exist_ok=True)
     stem = "h200" if "H200" in dev0.name() else dev0.name().replace(" ", "_").lower()
@@ -272,7 +300,7 @@ def main(argv=None):
     for b in notes.get("table3", []):
         lines.append(f"Table III goal {b['goal_gbps']:>3} Gb/s: streams {b['streams']:2d} fpb {b['frames_per_block']} "
                      f"chunk {b['chunk_frames']:5d} -> {b['coded_gbps']:6.2f} Gb/s, {b['latency_us']:9.1f} us")
-    for key in ("pcie_gbytes_per_s", "kernel_gbps_one_launch", "sionna"):
+    for key in ("pcie_gbytes_per_s", "kernel_gbps_one_launch", "sionna", "cpu"):
         if key in notes:
             lines.append(f"{key}: {notes[key]}")
     text = "\n".join(lines)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..decoders.front import BINARY_ALGORITHMS, SCHEDULES, DecodeResult
+from ..decoders.front import BINARY_ALGORITHMS, SCHEDULES, DecodeResult, check_finite
 from .context import CudaError, DeviceContext, is_pinned, pinned_empty
 from .driver import device_ids, driver
 from .layout import NotQuasiCyclic, qc_layout
@@ -151,7 +151,7 @@ class _DeviceEngine:
                 count = b - a
                 slot = self.slots[self._next % self.streams]
                 self._next += 1
-                self._collect(slot, batch)
+                self._collect(slot)
                 src = llr[a:b]
                 if not llr_pinned:
                     slot.host_in[:count] = src
@@ -174,7 +174,7 @@ class _DeviceEngine:
                     raise CudaError(f"{self._where(start + a, start + b, batch)}: {exc}") from exc
                 slot.pending = (ticket, start + a, start + b, bits_pinned)
 
-    def _collect(self, slot: _Slot, batch=None):
+    def _collect(self, slot: _Slot):
         """Wait for a slot's chunk and store its results in its ticket."""
         if slot.pending is None:
             return
@@ -260,6 +260,13 @@ class CudaDecoder:
         """A page-locked LLR array [batch, n] of ``llr_dtype`` that ``decode`` copies as is."""
         return pinned_empty((batch, self.code.n), self.llr_np_dtype, self.engines[0].ctx)
 
+    def preferred_batch(self, preset: str = "throughput") -> int:
+        """Frames per call: one wave of every device (``latency``), or every stream of
+        every device given a full chunk (``throughput``)."""
+        if preset == "latency":
+            return sum(e.shape.frames_per_wave for e in self.engines)
+        return sum(e.streams * e.chunk for e in self.engines)
+
     def pinned_bits(self, batch: int) -> np.ndarray:
         """A page-locked hard-decision array for ``out=``."""
         return pinned_empty((batch, self.bits_width), np.uint8, self.engines[0].ctx)
@@ -277,10 +284,8 @@ class CudaDecoder:
                             f"{self.llr_dtype!r}), got dtype {arr.dtype}")
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
-        if self.check_finite and arr.dtype.kind == "f" and not np.isfinite(arr).all():
-            bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
-            raise ValueError(f"code {self.code.name!r}: LLRs contain NaN or infinite values "
-                             f"(frames {bad[:8].tolist()}{'...' if bad.size > 8 else ''})")
+        if self.check_finite:
+            check_finite(arr, self.code.name)
         return arr
 
     # ------------------------------------------------------------------ decode

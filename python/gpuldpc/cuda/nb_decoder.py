@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decoders.front import make_result
+from ..decoders.front import check_finite, make_result
 from .context import CudaError, DeviceContext, pinned_empty
 from .driver import driver
 from .nb_layout import NbLayout, launch_shape, nb_layout
@@ -148,7 +148,7 @@ class NbCudaDecoder:
             self._tables["group_rows"] = drv.to_device(self._groups[1])
             per_frame = 4 * layout.q * (layout.n * (3 if flooding and algorithm != "fft-spa" else 2)
                                         + layout.edges * (2 if algorithm == "fft-spa" else 1)) + layout.n + 5
-            wave = self.ctx.limits.sm_count * self.shape.blocks_per_sm
+            self.wave = wave = self.ctx.limits.sm_count * self.shape.blocks_per_sm
             if chunk_frames is None:
                 chunk_frames = max(1, min(2 * wave, self.ctx.free_memory() // (8 * streams * per_frame)))
             elif isinstance(chunk_frames, bool) or not isinstance(chunk_frames, (int, np.integer)) \
@@ -159,9 +159,15 @@ class NbCudaDecoder:
             self._slots = [_Slot(self.ctx, layout, flooding and not fft, 2 if fft else 1)
                            for _ in range(int(streams))]
 
+    accepts_bit_llr = True      # gl.Decoder hands [batch, n*m] bit LLRs through: converted on the GPU
+
     @property
     def streams(self) -> int:
         return len(self._slots)
+
+    def preferred_batch(self, preset: str = "throughput") -> int:
+        """Frames per call: one wave (``latency``) or a chunk for every stream (``throughput``)."""
+        return self.wave if preset == "latency" else self.streams * self.chunk_frames
 
     # ---- input checks ----------------------------------------------------
     def check_llr(self, llr) -> tuple[np.ndarray, bool]:
@@ -179,11 +185,8 @@ class NbCudaDecoder:
             raise ValueError(f"code {self.code.name!r}: LLRs must be symbol LLRs [batch, {n}, {q}] or bit "
                              f"LLRs [batch, {n * m}] (n*m, m = {m} bits per symbol), got shape {arr.shape}")
         arr = np.ascontiguousarray(arr, dtype=np.float32)
-        if self.check_finite and not np.isfinite(arr).all():
-            bad = np.flatnonzero(~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1))
-            raise ValueError(f"code {self.code.name!r}: LLRs contain NaN or infinite values (frames "
-                             f"{bad[:8].tolist()}{'...' if bad.size > 8 else ''}); fix the demapper or "
-                             "replace them before decoding")
+        if self.check_finite:
+            check_finite(arr, self.code.name)
         return arr, bits
 
     # ---- decoding ----------------------------------------------------------

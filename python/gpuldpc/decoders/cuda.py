@@ -1,36 +1,47 @@
-"""The ``cuda`` backend of :class:`gpuldpc.Decoder`: :class:`gpuldpc.cuda.CudaDecoder`.
+"""The ``cuda`` backend of :class:`gpuldpc.Decoder`: :class:`gpuldpc.cuda.CudaDecoder` for
+binary QC codes, :class:`gpuldpc.cuda.nb_decoder.NbCudaDecoder` for GF(q) codes.
 
 ``make(code, settings)`` raises :class:`BackendUnavailable` without PyCUDA, a
 GPU, or a QC description of ``code`` (``backend="auto"`` then falls back).
 Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 ``preset`` ("throughput" | "latency"), ``streams``, ``chunk_frames``,
 ``frames_per_block`` (see :mod:`gpuldpc.cuda.tuning`), ``packed`` (transfer the
-hard decisions packed; they are unpacked on the host for the DecodeResult).
-Messages are computed in float32 (``precision="float32"``); float16/int8 LLR
-input is offered by :class:`gpuldpc.cuda.CudaDecoder` directly (``llr_dtype``).
+hard decisions packed; they are unpacked on the host for the DecodeResult),
+``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
+copied to the GPU as it is).  Messages are computed in float32
+(``precision="float32"``).  GF(q) codes: the options of
+:func:`gpuldpc.cuda.nb_decoder.make`; bit LLRs [batch, n*m] are converted to
+symbol LLRs on the GPU.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .front import BackendUnavailable, DecodeResult
+from .front import BackendUnavailable, DecodeResult, make_result
 
-_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed")
+_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype")
 
 
 class CudaBackend:
-    """Adapter: validated float32 LLRs in, unpacked DecodeResult out."""
+    """Adapter: validated LLRs in, unpacked DecodeResult out."""
 
     def __init__(self, decoder):
         self.decoder = decoder
+        self.llr_dtypes = (np.dtype(decoder.llr_np_dtype),)
 
     def decode(self, llr) -> DecodeResult:
         res = self.decoder.decode(llr)
         if not self.decoder.packed:
             return res
         code = self.decoder.code
-        bits = np.unpackbits(res.bits, axis=1, count=code.n)
-        return DecodeResult(bits, bits[:, :code.k], res.iterations, res.valid)
+        return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid)
+
+    def pinned_llr(self, frames: int) -> np.ndarray:
+        return self.decoder.pinned_llr(frames)
+
+    def preferred_batch(self, preset: str) -> int:
+        """One wave of every device (latency), or all streams of every device busy (throughput)."""
+        return self.decoder.preferred_batch(preset)
 
 
 def make(code, settings):
@@ -38,7 +49,10 @@ def make(code, settings):
     from ..cuda import CudaDecoder, NotQuasiCyclic, driver
 
     if not code.is_binary:
-        raise BackendUnavailable(f"the cuda backend decodes binary codes; {code.name!r} is GF({code.q})")
+        driver()
+        from ..cuda import nb_decoder
+
+        return nb_decoder.make(code, settings)
     if settings.precision != "float32":
         raise BackendUnavailable(f"the cuda backend computes messages in float32; precision="
                                  f"{settings.precision!r} is not offered (int8/float16 LLR input: "

@@ -165,24 +165,33 @@ class Decoder:
     def check_llr(self, llr) -> np.ndarray:
         """Validate an LLR array; return it C-contiguous, shape [batch, ...].
 
+        Binary codes: [batch, n].  GF(q) codes: symbol LLRs [batch, n, q], or the
+        bit LLRs of the binary image [batch, n*m] (m = log2 q, bit order of
+        :mod:`gpuldpc.gf`), converted here by
+        :func:`gpuldpc.channel.bit_llr_to_symbol_llr` unless the backend takes
+        them as they are (``accepts_bit_llr``: cuda converts on the GPU).
         Floating-point input becomes float32 unless the backend takes its dtype
         as is (``llr_dtypes`` of the backend, e.g. float16 or int8 for cuda).
         """
         code = self.code
-        shape = ("batch", code.n) if code.is_binary else ("batch", code.n, code.q)
         arr = np.asarray(llr)
         accepted = getattr(self._impl, "llr_dtypes", (np.dtype(np.float32),))
         if arr.dtype not in accepted and arr.dtype.kind != "f":
             names = ", ".join(str(np.dtype(d)) for d in accepted)
             raise TypeError(f"LLRs must be floating point ({names} for backend {self.backend!r}), "
                             f"got dtype {arr.dtype}")
-        if arr.ndim == len(shape) - 1:
+        shapes = [(code.n,)] if code.is_binary else [(code.n, code.q), (code.n * code.bits_per_symbol,)]
+        if any(arr.shape == s for s in shapes):
             arr = arr[None]
-        if arr.ndim != len(shape) or tuple(arr.shape[1:]) != tuple(shape[1:]):
-            raise ValueError(f"code {code.name!r}: LLRs must have shape [{', '.join(map(str, shape))}]"
-                             f", got {tuple(np.shape(llr))}")
+        if arr.ndim < 2 or tuple(arr.shape[1:]) not in shapes:
+            wanted = " or ".join("[batch, " + ", ".join(map(str, s)) + "]" for s in shapes)
+            raise ValueError(f"code {code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
         arr = np.ascontiguousarray(arr, dtype=arr.dtype if arr.dtype in accepted else np.float32)
         check_finite(arr, code.name)
+        if arr.ndim == 2 and not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False):
+            from ..channel import bit_llr_to_symbol_llr
+
+            arr = bit_llr_to_symbol_llr(arr, code.q)
         return arr
 
     def decode(self, llr) -> DecodeResult:
