@@ -42,8 +42,8 @@ constexpr int kEdgePad = 32;                    // spare (zero) block entries af
 
 enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
 
-// Largest block the entry points accept (caps registers at 65536 / 512 = 128 a thread).
-constexpr int kMaxThreads = 512;
+// Largest block of the row-per-thread entry points (caps registers at 65536 / 512 = 128).
+constexpr int kMaxBlockThreads = 512;
 
 // Input LLR as float32.  "+ 0.0f" turns -0.0 into +0.0 and leaves every other value as
 // it is; -0.0 and +0.0 behave alike under the reference's rules (sign(x) = -1 iff x < 0,
@@ -135,6 +135,8 @@ __device__ __forceinline__ float boxplus(float a, float b)
 template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
 struct RegisterMinSum {
     static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = 1;               // threads per check row
+    static constexpr int kMaxThreads = kMaxBlockThreads;
     static constexpr int kMinBlocks = MIN_BLOCKS;  // __launch_bounds__: registers <= 64K / (512 * this)
     float mag1[LAYERS_MAX];     // f(min1) of the row's last update
     float mag2[LAYERS_MAX];     // f(min2)
@@ -143,7 +145,7 @@ struct RegisterMinSum {
     float alpha, beta;
     int pad;  // byte offset from the row's entry to the +inf pad slot (layered rows)
 
-    __device__ void init(float*, long long, int, int, int)
+    __device__ void init(float*, long long, const int2*, const int*, int, int, int, int, int)
     {
 #pragma unroll
         for (int l = 0; l < LAYERS_MAX; ++l) {
@@ -212,19 +214,95 @@ struct RegisterMinSum {
     }
 };
 
+// Min-sum with each check row spread over LANES consecutive threads of a warp (LANES a
+// power of two, rows of at most LANES blocks): lane e of row r owns the row's edge e.  A
+// lane keeps its own message R for every layer (LAYERS_MAX floats) and its column's
+// offset, so the state is two words per layer instead of the row's whole two-min record.
+// Per layer each lane forms Q = L - R_old; min1 and min2 of the row's |Q| come from a
+// butterfly over the row's lanes (warp shuffles; merging sorted pairs (a1, a2), (b1, b2)
+// gives min(a1, b1) and min(max(a1, b1), min(a2, b2)), the multiset's two smallest), the
+// sign product from a ballot.  Lane e's message is f(|Q_e| == min1 ? min2 : min1) with the
+// sign of the other Q: the reference's f(e == idx ? min2 : min1), because an |Q_e| equal to
+// min1 at an edge other than idx means min1 == min2.  Lanes past the row's degree hold
+// |Q| = +inf (never min1 or min2, sign +) and write nothing.  Every layer is a few
+// dependent steps per lane instead of a walk over the row: the latency kernel.
+template <int LAYERS_MAX, int LANES, int MAX_THREADS, int MIN_BLOCKS>
+struct EdgeParallelMinSum {
+    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = LANES;
+    static constexpr int kMaxThreads = MAX_THREADS;
+    static constexpr int kMinBlocks = MIN_BLOCKS;
+    float r_old[LAYERS_MAX];  // this lane's message of each layer
+    int off[LAYERS_MAX];      // byte offset from the row's entry to this lane's column
+    unsigned real;            // bit l: this lane has an edge in layer l
+    unsigned group;           // the row's lanes in the warp (shuffle and ballot mask)
+    int rule;
+    float alpha, beta;
+    int pad;  // unused: lanes past the row's degree write nothing
+
+    __device__ void init(float*, long long, const int2* edges, const int* layer_start, int mb, int, int r,
+                         int z4, int lane)
+    {
+        group = (0xffffffffu >> (32 - LANES)) << ((threadIdx.x & 31) & ~(LANES - 1));
+        real = 0u;
+#pragma unroll
+        for (int l = 0; l < LAYERS_MAX; ++l) {
+            r_old[l] = 0.0f;
+            const int b0 = l < mb ? layer_start[l] : 0;
+            const bool has = l < mb && lane < layer_start[l + 1] - b0;
+            off[l] = has ? qc_offset(edges[b0 + lane], r, z4) : 0;
+            real |= (has ? 1u : 0u) << l;
+        }
+    }
+
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2*, int, int, int, int)
+    {
+        const float inf = __int_as_float(0x7f800000);
+        const bool has = (real >> l) & 1u;
+        const float q = has ? at(post, off[l]) - r_old[l] : inf;
+        const float a = fabsf(q);
+        float m1 = a, m2;
+        {
+            const float o1 = __shfl_xor_sync(group, m1, 1);  // first merge: both min2 are +inf
+            m2 = fmaxf(m1, o1);
+            m1 = fminf(m1, o1);
+        }
+#pragma unroll
+        for (int s = 2; s < LANES; s <<= 1) {
+            const float o1 = __shfl_xor_sync(group, m1, s);
+            const float o2 = __shfl_xor_sync(group, m2, s);
+            m2 = fminf(fmaxf(m1, o1), fminf(m2, o2));
+            m1 = fminf(m1, o1);
+        }
+        const unsigned neg = q < 0.0f ? 1u : 0u;
+        const unsigned others = (__popc(__ballot_sync(group, neg)) ^ neg) & 1u;
+        const float r_new = flip(minsum_magnitude(a == m1 ? m2 : m1, rule, alpha, beta), others);
+        if (has) {
+            if (FLOOD) at(acc, off[l]) += r_new;
+            else at(post, off[l]) = q + r_new;
+        }
+        r_old[l] = r_new;
+    }
+};
+
 // Every message R_mn kept in device memory (frame-major, then block, then row): any
 // number of layers, rows of weight up to DC_MAX, any rule (NMS, OMS, SPA).
 template <int DC_MAX>
 struct StoredMessages {
     static constexpr int kLayers = 0;  // any number (runtime loop)
+    static constexpr int kLanes = 1;
+    static constexpr int kMaxThreads = kMaxBlockThreads;
     static constexpr int kMinBlocks = 1;
     float* msg;  // this thread's frame: msg[b * z + r]
     int rule;
     float alpha, beta;
     int pad;  // unused: rows loop over their real edges
 
-    __device__ void init(float* store, long long frame, int nblocks, int r, int z)
+    __device__ void init(float* store, long long frame, const int2*, const int*, int, int nblocks, int r,
+                         int z4, int)
     {
+        const int z = z4 >> 2;
         msg = store + frame * nblocks * z;
         for (int b = 0; b < nblocks; ++b) msg[b * z + r] = 0.0f;
     }
@@ -291,8 +369,8 @@ __device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, i
     return p;
 }
 
-// The decoder: one block decodes `fpb` consecutive frames, fpb * z threads (rounded up to
-// the warp by the caller).  Shared memory (dynamic, in this order):
+// The decoder: one block decodes `fpb` consecutive frames, fpb * z * M::kLanes threads
+// (rounded up to the warp by the caller).  Shared memory (dynamic, in this order):
 //   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
 //   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
 //   (padding to 8 bytes) int2 edges[nblocks + kEdgePad] (as (4*(j*z+s), z-s), then zeros),
@@ -339,8 +417,10 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
     }
 
-    const int f = tid / z;
-    const int r = tid - f * z;
+    // thread tid serves frame f, check row r (of every layer), lane `part` of that row
+    const int f = tid / (z * M::kLanes);
+    const int r = (tid - f * z * M::kLanes) / M::kLanes;
+    const int part = tid & (M::kLanes - 1);
     const bool lane = f < nf;
     const int own = f * n + r;  // this thread's row entry in its frame's posteriors
     const int z4 = 4 * z;
@@ -350,8 +430,8 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     msgs.alpha = alpha;
     msgs.pad = (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(post + own));
     msgs.beta = beta;
-    if (lane) msgs.init(msg_store, frame0 + f, nblocks, r, z);
     __syncthreads();
+    if (lane) msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
     if (FLOOD)
         for (int i = tid; i < nf * n; i += blockDim.x) post[i] = lch[i];
 
@@ -386,7 +466,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         if (early_stop || it == max_iter) {
             if (tid < fpb) fail[tid] = 0;
             __syncthreads();
-            if (lane) {
+            if (lane && part == 0) {
                 unsigned p = 0u;
                 for (int l = 0; l < mb && !p; ++l) {
                     const int b0 = layer_start[l];
@@ -448,7 +528,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     llr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, \
         fpb, max_iter, early_stop, rule, alpha, beta
 #define GPULDPC_KERNEL(name, M, FLOOD, In)                                                          \
-    extern "C" __global__ void __launch_bounds__(kMaxThreads, M::kMinBlocks) name(GPULDPC_ARGS(In))                       \
+    extern "C" __global__ void __launch_bounds__(M::kMaxThreads, M::kMinBlocks) name(GPULDPC_ARGS(In))  \
     {                                                                                               \
         decode_frames<M, FLOOD, In>(GPULDPC_PASS);                                                  \
     }
@@ -465,10 +545,12 @@ using Ms12x8 = RegisterMinSum<12, 8, 2>;
 using Ms8x16 = RegisterMinSum<8, 16, 1>;
 using Ms4x24 = RegisterMinSum<4, 24, 1>;
 using Ms16x16 = RegisterMinSum<16, 16, 1>;
+using Ep12x8 = EdgeParallelMinSum<12, 8, 768, 1>;
 using Stored = StoredMessages<27>;
 GPULDPC_SCHEDULES(qc_ms12x7, Ms12x7)
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
 GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
 GPULDPC_SCHEDULES(qc_ms4x24, Ms4x24)
 GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
+GPULDPC_SCHEDULES(qc_ep12x8, Ep12x8)
 GPULDPC_SCHEDULES(qc_stored, Stored)

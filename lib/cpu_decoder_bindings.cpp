@@ -5,7 +5,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,8 +95,39 @@ py::ssize_t CheckLlr(const py::array& llr, std::initializer_list<py::ssize_t> ta
 
 using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
+// True when no value of x[0..count) is NaN or +-inf (exponent bits all ones); a
+// branch-free loop over the bit patterns that the compiler vectorises.
+bool AllFinite(const float* x, size_t count) {
+  uint32_t any_special = 0;
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    any_special |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return any_special == 0;
+}
+
+// "LLRs contain NaN or infinite values (frames [3, 77])": the frames whose LLRs are not
+// all finite, first 8 named (the front door's wording; gpuldpc.decoders.cpu adds the code).
+void ThrowNonFinite(const std::vector<uint8_t>& finite) {
+  std::string frames;
+  size_t named = 0;
+  for (size_t f = 0; f < finite.size(); ++f) {
+    if (finite[f]) continue;
+    if (named == 8) {
+      frames += "...";
+      break;
+    }
+    frames += (named++ ? ", " : "") + std::to_string(f);
+  }
+  throw py::value_error("LLRs contain NaN or infinite values (frames [" + frames + "])");
+}
+
 // Decodes llr [batch, ...] chunk by chunk on the pool with the GIL released;
-// decode_chunk(in, frames, symbols, iterations, valid, worker) does one chunk.
+// decode_chunk(in, frames, symbols, iterations, valid, worker) does one chunk.  Each
+// chunk first checks that its LLRs are finite (in cache right before the decoder reads
+// them, so the check costs next to nothing and runs on every worker); a batch with a
+// NaN or infinity raises ValueError naming the frames.
 template <typename ChunkFn>
 py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size_t frame_llrs,
                       size_t n, ChunkFn decode_chunk) {
@@ -107,14 +141,27 @@ py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size
   uint8_t* ok = reinterpret_cast<uint8_t*>(valid.mutable_data());
   const size_t frames = static_cast<size_t>(batch);
   const size_t chunks = (frames + lanes - 1) / lanes;
+  std::vector<uint8_t> finite(frames, 1);
+  bool all_finite = true;
   {
     py::gil_scoped_release release;
+    std::atomic<bool> seen_special{false};
     pool.Run(chunks, [&](size_t chunk, int worker) {
-      const size_t f0 = chunk * lanes;
-      decode_chunk(in + f0 * frame_llrs, std::min(lanes, frames - f0), sym + f0 * n, it + f0,
-                   ok + f0, worker);
+      const size_t f0 = chunk * lanes, count = std::min(lanes, frames - f0);
+      bool chunk_finite = true;
+      for (size_t f = f0; f < f0 + count; ++f) {
+        finite[f] = AllFinite(in + f * frame_llrs, frame_llrs);
+        chunk_finite = chunk_finite && finite[f];
+      }
+      if (!chunk_finite) {
+        seen_special.store(true, std::memory_order_relaxed);
+        return;
+      }
+      decode_chunk(in + f0 * frame_llrs, count, sym + f0 * n, it + f0, ok + f0, worker);
     });
+    all_finite = !seen_special.load();
   }
+  if (!all_finite) ThrowNonFinite(finite);
   return py::make_tuple(out, iterations, valid);
 }
 

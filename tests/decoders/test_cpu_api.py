@@ -25,6 +25,8 @@ def test_backend_cpu_reports_itself(wimax):
     assert dec._impl.threads == 2
     assert dec._impl.lanes in (16, 32, 64)      # int8 lanes: SSE4, AVX2, AVX-512
     assert dec._impl.simd == core.simd_target()
+    assert dec.preferred_batch("latency") == dec._impl.lanes
+    assert dec.preferred_batch("throughput") == 8 * 2 * dec._impl.lanes
 
 
 @pytest.mark.parametrize("precision", ["float32", "int16", "int8"])
@@ -77,6 +79,17 @@ def test_bad_llrs_raise_clear_errors(wimax, bad, error, text):
     with pytest.raises(error) as info:
         gl.Decoder(code, backend="cpu").decode(bad)
     assert text in str(info.value)
+
+
+def test_workers_name_the_non_finite_frames(wimax):
+    """The C++ workers check their chunk's LLRs (the front door leaves it to them): every bad
+    frame is named, wherever it lies, and nothing is decoded."""
+    code, _, llr = wimax
+    bad = np.array(llr[:300])
+    bad[17, 5], bad[299, 575], bad[64, 0] = np.nan, -np.inf, np.inf
+    with pytest.raises(ValueError, match=r"code 'wimax-576-1/2': LLRs contain NaN or infinite values "
+                                         r"\(frames \[17, 64, 299\]\)"):
+        gl.Decoder(code, backend="cpu", threads=2).decode(bad)
 
 
 def test_compiled_decoder_checks_dtype_and_shape(wimax):

@@ -193,8 +193,9 @@ def test_layers_are_the_base_matrix_rows():
 def test_front_door_rejects_bad_symbol_llrs_and_unsupported_settings():
     code = gl.codes.get("gf16-300-150")
     dec = decoder(code)
-    with pytest.raises(ValueError, match=r"LLRs must have shape \[batch, 300, 16\], got \(4, 1200\)"):
-        dec.decode(np.zeros((4, 1200), np.float32))
+    with pytest.raises(ValueError, match=r"LLRs must have shape \[batch, 300, 16\] or \[batch, 1200\], "
+                                         r"got \(4, 1199\)"):
+        dec.decode(np.zeros((4, 1199), np.float32))
     bad = np.zeros((2, 300, 16), np.float32)
     bad[1, 0, 3] = np.inf
     with pytest.raises(ValueError, match=r"NaN or infinite values \(frames \[1\]\)"):

@@ -1,19 +1,22 @@
 """Fixtures for the GPU tests: the CUDA package (skip without a GPU), noisy frames,
 and reference-decoder results.
 
-Reference results are deterministic functions of (code, settings, LLRs); the numpy
-reference decoder is slow (tens of seconds per 10^4 frames), so when
-``GPULDPC_REFERENCE_CACHE`` names a folder, results are kept there as
-``<sha1>.npz`` keyed by the code, the settings and the SHA-1 of the LLR bytes,
-and reused only for identical LLRs.
+Reference results are cached on disk when ``GPULDPC_REFERENCE_CACHE`` is set
+(reference_cache.py, loaded by path: the tests use pytest's importlib mode).
 """
-import hashlib
-import os
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import gpuldpc as gl
+
+_spec = importlib.util.spec_from_file_location("gpu_reference_cache",
+                                               Path(__file__).with_name("reference_cache.py"))
+reference_cache = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(reference_cache)
+reference_decode = reference_cache.reference_decode
 
 
 @pytest.fixture(scope="session")
@@ -31,26 +34,6 @@ def noisy_frames(code, ebn0_db, frames, seed):
     rng = np.random.default_rng(seed)
     cw = code.encode(rng.integers(0, 2, (frames, code.k), dtype=np.uint8))
     return cw, gl.channel.transmit(code, cw, ebn0_db, rng)
-
-
-def reference_decode(code, llr, **settings):
-    """``gl.Decoder(code, backend="reference", **settings).decode(llr)``, cached on disk."""
-    folder = os.environ.get("GPULDPC_REFERENCE_CACHE")
-    key = None
-    if folder:
-        h = hashlib.sha1(repr((code.name, sorted(settings.items()))).encode())
-        h.update(np.ascontiguousarray(llr, np.float32).tobytes())
-        key = os.path.join(folder, h.hexdigest() + ".npz")
-        if os.path.exists(key):
-            z = np.load(key)
-            bits = np.unpackbits(z["bits"], axis=1, count=code.n)
-            return gl.decoders.DecodeResult(bits, bits[:, :code.k], z["iterations"], z["valid"])
-    res = gl.Decoder(code, backend="reference", **settings).decode(llr)
-    if key:
-        os.makedirs(folder, exist_ok=True)
-        np.savez_compressed(key, bits=np.packbits(res.bits, axis=1), iterations=res.iterations,
-                            valid=res.valid)
-    return res
 
 
 @pytest.fixture(scope="session")

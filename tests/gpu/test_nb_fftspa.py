@@ -16,8 +16,8 @@ import gpuldpc as gl
 from gpuldpc.decoders.front import Settings
 from gpuldpc.decoders.reference_fftspa import FftSpaReferenceDecoder, walsh_hadamard
 
-_spec = importlib.util.spec_from_file_location("nb_reference_cache",
-                                               Path(__file__).with_name("nb_reference_cache.py"))
+_spec = importlib.util.spec_from_file_location("gpu_reference_cache",
+                                               Path(__file__).with_name("reference_cache.py"))
 _cache = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_cache)
 cached = _cache.cached

@@ -15,23 +15,17 @@ import gpuldpc as gl
 
 pytestmark = pytest.mark.cuda
 
-_spec = importlib.util.spec_from_file_location("nb_reference_cache",
-                                               Path(__file__).with_name("nb_reference_cache.py"))
+_spec = importlib.util.spec_from_file_location("gpu_reference_cache",
+                                               Path(__file__).with_name("reference_cache.py"))
 _cache = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_cache)
-cached = _cache.cached
+reference = _cache.reference_decode     # cached reference Min-Max (reference_cache.py)
 
 
 def _decoder(code, algorithm, schedule, early_stop=True, **options):
     from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
     return NbCudaDecoder(code, algorithm, schedule, max_iterations=10, early_stop=early_stop, **options)
-
-
-def reference(code, llr, **settings):
-    """The reference Min-Max decoder's result (cached, see nb_reference_cache)."""
-    return cached(sorted(settings.items()), code, llr,
-                  lambda: gl.Decoder(code, backend="reference", **settings).decode(llr))
 
 
 def _assert_same(got, want):
@@ -133,3 +127,20 @@ def test_errors(cuda):
         NbCudaDecoder(code, "nms")
     with pytest.raises(ValueError, match="units=99"):
         NbCudaDecoder(code, units=99)
+
+
+def test_front_door_routes_gf_codes_to_the_gpu(cuda):
+    """gl.Decoder(nb_code, backend="cuda") reaches the GF(q) kernels; bit LLRs [batch, n*m]
+    are converted on the GPU and give the symbols the reference gives on symbol LLRs."""
+    code = gl.codes.get("gf16-300-150")
+    rng = np.random.default_rng(21)
+    cw = code.encode(rng.integers(0, code.q, (48, code.k)))
+    bits = gl.gf.GF(code.q).to_bits(cw).reshape(48, -1)
+    bit_llr = gl.channel.awgn_llr(bits, gl.channel.sigma_from_ebn0(2.25, code.rate), rng)
+    dec = gl.Decoder(code, algorithm="minmax", schedule="flooding", backend="cuda")
+    assert dec.backend == "cuda" and dec.preferred_batch("throughput") >= dec.preferred_batch("latency") >= 1
+    got = dec.decode(bit_llr)
+    want = reference(code, gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q), algorithm="minmax",
+                     schedule="flooding")
+    _assert_same(got, want)
+    assert got.valid.sum() >= 40                     # 2.25 dB on GF(16): nearly every frame decodes

@@ -35,6 +35,9 @@ from .tuning import PRESETS, launch_shape
 KERNEL_MODULE = "qc_decode"
 # min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit
 REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
+# min-sum with a check row spread over `lanes` threads (kernels/qc_decode.cu EdgeParallelMinSum):
+# (layers, lanes = largest row, block limit of its __launch_bounds__), for the latency preset
+EDGE_PARALLEL = (12, 8, 768)
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
@@ -42,10 +45,16 @@ _SMEM_DEFAULT_LIMIT = 48 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
 
 
-def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str) -> str:
-    """Entry point of kernels/qc_decode.cu for a code layout and settings."""
+def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput") -> str:
+    """Entry point of kernels/qc_decode.cu for a code layout and settings: the
+    edge-parallel kernel for the latency preset where the code fits it (one frame's
+    layer is then a few dependent steps per thread), else the row-per-thread kernels."""
     variant = "stored"
-    if algorithm != "spa":
+    layers, lanes, most = EDGE_PARALLEL
+    if (preset == "latency" and algorithm != "spa" and layout.layers <= layers
+            and layout.max_row_blocks <= lanes and layout.z * lanes <= most):
+        variant = f"ep{layers}x{lanes}"
+    elif algorithm != "spa":
         for layers, row in REGISTER_VARIANTS:
             if layout.layers <= layers and layout.max_row_blocks <= row:
                 variant = f"ms{layers}x{row}"
@@ -65,8 +74,16 @@ class Ticket(NamedTuple):
     parts: tuple            # (engine, start, stop) per device
 
 
+def kernel_lanes(kernel: str) -> int:
+    """Threads per check row of an entry point (``qc_ep<layers>x<lanes>_...``: lanes, else 1)."""
+    variant = kernel.split("_")[1]
+    return int(variant.split("x")[1]) if variant.startswith("ep") else 1
+
+
 class _Slot:
-    """One stream with its pinned host buffers and device buffers (``capacity`` frames)."""
+    """One stream with its pinned host buffers and device buffers (``capacity`` frames).
+    The iteration counts (int32) and the valid flags (uint8) share one buffer, so they
+    come back in one copy."""
 
     def __init__(self, ctx, capacity, n, llr_dtype, bits_width, msg_floats):
         drv = driver()
@@ -74,12 +91,14 @@ class _Slot:
         self.capacity = capacity
         self.host_in = pinned_empty((capacity, n), llr_dtype, ctx)
         self.host_bits = pinned_empty((capacity, bits_width), np.uint8, ctx)
-        self.host_iters = pinned_empty(capacity, np.int32, ctx)
-        self.host_valid = pinned_empty(capacity, np.uint8, ctx)
+        self.host_flags = pinned_empty(5 * capacity, np.uint8, ctx)
+        self.host_iters = self.host_flags[:4 * capacity].view(np.int32)
+        self.host_valid = self.host_flags[4 * capacity:]
         self.dev_in = drv.mem_alloc(self.host_in.nbytes)
         self.dev_bits = drv.mem_alloc(self.host_bits.nbytes)
-        self.dev_iters = drv.mem_alloc(self.host_iters.nbytes)
-        self.dev_valid = drv.mem_alloc(self.host_valid.nbytes)
+        self.dev_flags = drv.mem_alloc(self.host_flags.nbytes)
+        self.dev_iters = int(self.dev_flags)
+        self.dev_valid = int(self.dev_flags) + 4 * capacity
         self.dev_msgs = drv.mem_alloc(capacity * msg_floats * 4) if msg_floats else None
         self.pending = None     # (ticket arrays, start, stop, bits written directly)
 
@@ -100,7 +119,7 @@ class _DeviceEngine:
             self.func = ctx.function(KERNEL_MODULE, owner.kernel)
             self.attributes = ctx.kernel_attributes(self.func)
             self.shape = launch_shape(layout, ctx.limits, self.attributes, flooding, owner.preset,
-                                      frames_per_block)
+                                      frames_per_block, kernel_lanes(owner.kernel))
             if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
                 self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         self.shape.shared_bytes)
@@ -168,8 +187,7 @@ class _DeviceEngine:
                         shape.frames_per_block, o.max_iterations, int(o.early_stop), RULES[o.algorithm],
                         o.alpha, o.beta, shared_size=shape.shared_bytes)
                     drv.memcpy_dtoh_async(dst, slot.dev_bits, slot.stream)
-                    drv.memcpy_dtoh_async(slot.host_iters[:count], slot.dev_iters, slot.stream)
-                    drv.memcpy_dtoh_async(slot.host_valid[:count], slot.dev_valid, slot.stream)
+                    drv.memcpy_dtoh_async(slot.host_flags, slot.dev_flags, slot.stream)
                 except drv.Error as exc:
                     raise CudaError(f"{self._where(start + a, start + b, batch)}: {exc}") from exc
                 slot.pending = (ticket, start + a, start + b, bits_pinned)
@@ -249,7 +267,7 @@ class CudaDecoder:
         self.llr_scale = np.float32(llr_scale)
         self.packed, self.check_finite = bool(packed), bool(check_finite)
         self.bits_width = (code.n + 7) // 8 if self.packed else code.n
-        self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype)
+        self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset)
         self.engines = [_DeviceEngine(DeviceContext(i), self, streams, chunk_frames, frames_per_block)
                         for i in device_ids(devices)]
         self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
@@ -297,8 +315,11 @@ class CudaDecoder:
         elif out.shape != (batch, self.bits_width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, self.bits_width)}, "
                              f"got {out.dtype} {out.shape}")
-        edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
-        parts = tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
+        if len(self.engines) == 1:
+            parts = ((self.engines[0], 0, batch),)
+        else:
+            edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
+            parts = tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
         return arr, Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts)
 
     def submit(self, llr, out=None) -> Ticket:

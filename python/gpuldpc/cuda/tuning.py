@@ -3,14 +3,15 @@
 Paper 001 section IV-D (adaptive performance tuning): maximize the useful threads
 resident on a multiprocessor under its four limits,
 
-    threads/block   = roundup(N_CW * Z, warp)  <= max threads per block
+    threads/block   = roundup(N_CW * Z * lanes, warp)  <= max threads per block
     active threads  = threads/block * blocks/SM <= max threads per SM
     registers       = active threads * registers/thread <= registers per SM
     shared memory   = blocks/SM * shared/block <= shared memory per SM
 
-where ``N_CW`` (frames per block) is ours to choose and the register and shared
-memory figures are the compiled kernel's (``cuFuncGetAttribute``) and the layout's
-(posteriors of ``N_CW`` frames).  Unlike paper 004 we do not pad ``Z`` to the
+where ``N_CW`` (frames per block) is ours to choose, ``lanes`` is the kernel's
+threads per check row (1, or 8 for the edge-parallel latency kernel), and the
+thread limit, register and shared memory figures are the compiled kernel's
+(``cuFuncGetAttribute``) and the layout's (posteriors of ``N_CW`` frames).  Unlike paper 004 we do not pad ``Z`` to the
 warp per frame: frames share warps, so only the block's last warp has idle lanes.
 A *wave* is ``blocks/SM * SMs`` blocks: the frames one launch keeps resident.
 
@@ -19,14 +20,14 @@ Presets
 ``throughput``: ``N_CW`` maximizing resident useful threads per SM; each
 stream launches ``waves_per_chunk`` waves; ``streams`` streams depth-first.
 ``latency``: one frame per block (a small batch spreads over the most
-multiprocessors) and one stream.
+multiprocessors) and one stream; the decoder picks the edge-parallel kernel
+where the code fits it (:func:`gpuldpc.cuda.decoder.kernel_name`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 WARP = 32
-MAX_BLOCK_THREADS = 512        # the kernels' __launch_bounds__ (kernels/qc_decode.cu kMaxThreads)
 EDGE_PAD = 32                  # kernels/qc_decode.cu kEdgePad
 PRESETS = ("throughput", "latency")
 
@@ -79,8 +80,8 @@ def shared_bytes(layout, frames_per_block: int, flooding: bool) -> int:
     return 4 * floats + 8 * (layout.nblocks + EDGE_PAD) + 4 * (layout.layers + 1) + 12 * frames_per_block + 4
 
 
-def threads_per_block(z: int, frames_per_block: int) -> int:
-    return -(-frames_per_block * z // WARP) * WARP
+def threads_per_block(z: int, frames_per_block: int, lanes: int = 1) -> int:
+    return -(-frames_per_block * z * lanes // WARP) * WARP
 
 
 def blocks_per_sm(dev: DeviceLimits, kern: KernelAttributes, threads: int, shared: int) -> int:
@@ -95,14 +96,16 @@ def blocks_per_sm(dev: DeviceLimits, kern: KernelAttributes, threads: int, share
 
 
 def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bool,
-                 preset: str = "throughput", frames_per_block: int | None = None) -> LaunchShape:
-    """Frames per block and the resulting block shape (paper 001 IV-D, see module docstring)."""
+                 preset: str = "throughput", frames_per_block: int | None = None,
+                 lanes: int = 1) -> LaunchShape:
+    """Frames per block and the resulting block shape (paper 001 IV-D, see module docstring);
+    ``kern.max_threads`` is the kernel's ``__launch_bounds__``."""
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is not one of {', '.join(map(repr, PRESETS))}")
-    limit = min(MAX_BLOCK_THREADS, kern.max_threads, dev.max_threads_per_block)
+    limit = min(kern.max_threads, dev.max_threads_per_block)
 
     def shape(fpb):
-        threads = threads_per_block(layout.z, fpb)
+        threads = threads_per_block(layout.z, fpb, lanes)
         shared = shared_bytes(layout, fpb, flooding)
         if threads > limit or shared > dev.shared_per_block_optin:
             return None
@@ -113,15 +116,15 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
         got = shape(int(frames_per_block))
         if got is None:
             raise ValueError(f"frames_per_block={frames_per_block} does not fit this device: "
-                             f"{threads_per_block(layout.z, frames_per_block)} threads (limit {limit}), "
+                             f"{threads_per_block(layout.z, frames_per_block, lanes)} threads (limit {limit}), "
                              f"{shared_bytes(layout, frames_per_block, flooding)} B shared memory "
                              f"(limit {dev.shared_per_block_optin} B)")
         return got
-    candidates = [s for s in (shape(f) for f in range(1, limit // layout.z + 1)) if s is not None]
+    candidates = [s for s in (shape(f) for f in range(1, limit // (layout.z * lanes) + 1)) if s is not None]
     if not candidates:
         raise ValueError(f"code with n={layout.n}, z={layout.z}: one frame needs "
                          f"{shared_bytes(layout, 1, flooding)} B of shared memory and "
-                         f"{threads_per_block(layout.z, 1)} threads; this device allows "
+                         f"{threads_per_block(layout.z, 1, lanes)} threads; this device allows "
                          f"{dev.shared_per_block_optin} B and {limit}")
     if preset == "latency":
         return candidates[0]

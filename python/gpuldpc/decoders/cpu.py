@@ -86,8 +86,20 @@ class CpuDecoder:
     def threads(self) -> int:
         return self._impl.threads
 
+    def preferred_batch(self, preset: str = "throughput") -> int:
+        """``latency``: one SIMD chunk (``lanes`` frames); ``throughput``: eight chunks per
+        worker thread, so every thread stays busy and the per-call cost is amortised."""
+        return self.lanes if preset == "latency" else 8 * self.lanes * self.threads
+
+    # The C++ workers check the LLRs of their chunk before decoding it (cheaper than a
+    # serial pass in the front door, which then skips its own check).
+    checks_finite = True
+
     def decode(self, llr: np.ndarray):
-        bits, iterations, valid = self._impl.decode(llr)
+        try:
+            bits, iterations, valid = self._impl.decode(llr)
+        except ValueError as exc:
+            raise ValueError(f"code {self.code.name!r}: {exc}") from None
         return make_result(self.code, bits, iterations, valid)
 
 

@@ -187,7 +187,8 @@ class Decoder:
             wanted = " or ".join("[batch, " + ", ".join(map(str, s)) + "]" for s in shapes)
             raise ValueError(f"code {code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
         arr = np.ascontiguousarray(arr, dtype=arr.dtype if arr.dtype in accepted else np.float32)
-        check_finite(arr, code.name)
+        if not getattr(self._impl, "checks_finite", False):     # else the backend raises the same
+            check_finite(arr, code.name)
         if arr.ndim == 2 and not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False):
             from ..channel import bit_llr_to_symbol_llr
 

@@ -1,0 +1,165 @@
+"""The binary kernels side by side on one GPU, for docs/gpu.md's version log.
+
+Row-per-thread min-sum (``ms``, the throughput preset's kernel) against the
+edge-parallel one (``ep``, a check row over 8 threads, the latency preset's):
+
+1. bit-exactness of ``ep`` against ``ms`` (which tests/gpu checks against the
+   reference decoder): bits, iterations and flags on 10^4 frames per setting
+   (Eb/N0 1, 1.5, 2, 2.5 dB), NMS/OMS x layered/flooding x early stop on/off,
+   WiMAX 576/2304 r1/2 and WiFi 648/1944 r1/2, plus int8 input;
+2. kernel-only coded Gbps, WiMAX 2304 r1/2, 10 iterations (one launch on resident
+   frames, CUDA events), and end to end from int8 input;
+3. one and six codewords: hand-over to bits on the host, and the kernel alone.
+
+    python bench/gpu_versions.py --out DIR     # writes h200-binary-kernel-v7.{json,txt}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+import gpuldpc as gl
+from gpuldpc import cuda
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gpu_binary import end_to_end, kernel_gbps, median_time, noisy  # noqa: E402
+
+SNRS = (1.0, 1.5, 2.0, 2.5)
+
+
+def frames_at_snrs(code, per_snr, seed=5):
+    rng = np.random.default_rng(seed)
+    cw = code.encode(rng.integers(0, 2, (per_snr * len(SNRS), code.k), dtype=np.uint8))
+    return np.concatenate([gl.channel.transmit(code, cw[i * per_snr:(i + 1) * per_snr], s, rng)
+                           for i, s in enumerate(SNRS)])
+
+
+def ep_decoder(code, **kw):
+    """The edge-parallel kernel in a throughput shape (latency preset, overridden streams)."""
+    return cuda.CudaDecoder(code, devices=[0], preset="latency", check_finite=False, **kw)
+
+
+def ms_decoder(code, **kw):
+    return cuda.CudaDecoder(code, devices=[0], preset="throughput", check_finite=False, **kw)
+
+
+def exactness(per_snr):
+    rows = []
+    for name in ("wimax-2304-1/2", "wifi-1944-1/2", "wifi-648-1/2", "wimax-576-1/2"):
+        code = gl.codes.get(name)
+        llr = frames_at_snrs(code, per_snr)
+        for alg in ("nms", "oms"):
+            for sched in ("layered", "flooding"):
+                for es in (False, True):
+                    kw = dict(algorithm=alg, schedule=sched, early_stop=es, max_iterations=10,
+                              streams=2, chunk_frames=4096)
+                    a, b = ms_decoder(code, **kw), ep_decoder(code, **kw)
+                    ra, rb = a.decode(llr), b.decode(llr)
+                    same = (np.array_equal(ra.bits, rb.bits) and np.array_equal(ra.iterations, rb.iterations)
+                            and np.array_equal(ra.valid, rb.valid))
+                    rows.append(dict(code=name, algorithm=alg, schedule=sched, early_stop=es,
+                                     frames=len(llr), kernels=(a.kernel, b.kernel), identical=bool(same),
+                                     differing_frames=int((ra.bits != rb.bits).any(axis=1).sum())))
+                    print(json.dumps(rows[-1]), flush=True)
+                    a.close()
+                    b.close()
+        q = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+        kw = dict(llr_dtype="int8", llr_scale=0.25, early_stop=True, streams=2, chunk_frames=4096)
+        ra, rb = ms_decoder(code, **kw).decode(q), ep_decoder(code, **kw).decode(q)
+        rows.append(dict(code=name, algorithm="nms", schedule="layered", early_stop=True, llr_dtype="int8",
+                         frames=len(q), identical=bool(np.array_equal(ra.bits, rb.bits)
+                                                       and np.array_equal(ra.iterations, rb.iterations))))
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def kernel_rows(frames):
+    code = gl.codes.get("wimax-2304-1/2")
+    llr = noisy(code, frames)[1]
+    out = {}
+    for label, make in (("ms", ms_decoder), ("ep", ep_decoder)):
+        dec = make(code, early_stop=False, streams=1, chunk_frames=frames)
+        dec.decode(llr)
+        out[label] = dict(kernel=dec.kernel, describe=dec.describe()["devices"][0],
+                          kernel_gbps_one_launch=[kernel_gbps(dec, frames) for _ in range(2)])
+        print(json.dumps(out[label]), flush=True)
+        dec.close()
+    return out
+
+
+def int8_rows(frames, labels):
+    code = gl.codes.get("wimax-2304-1/2")
+    rows = {}
+    for label in labels:
+        opts = {} if label == "ms" else dict(preset="latency", streams=8)
+        dec, t, fer = end_to_end(code, frames, llr_dtype="int8", devices=[0], **opts)
+        if label == "ep":   # latency preset defaults to one wave a chunk: throughput needs two, 8 streams
+            dec, t, fer = end_to_end(code, frames, llr_dtype="int8", devices=[0], preset="latency", streams=8,
+                                     chunk_frames=2 * dec.engines[0].shape.frames_per_wave)
+        rows[label] = dict(kernel=dec.kernel, coded_gbps=code.n * frames / t / 1e9, fer=fer,
+                           chunk=dec.engines[0].chunk)
+        print(json.dumps(rows[label]), flush=True)
+        dec.close()
+    return rows
+
+
+def latency_rows():
+    code = gl.codes.get("wimax-2304-1/2")
+    rows = []
+    for label, make in (("ms", lambda: ms_decoder(code, early_stop=False, streams=1, chunk_frames=132,
+                                                   frames_per_block=1)),
+                        ("ep", lambda: ep_decoder(code, early_stop=False))):
+        dec = make()
+        for frames in (1, 6):
+            src = dec.pinned_llr(frames)
+            src[:] = noisy(code, frames)[1]
+            out = dec.pinned_bits(frames)
+            t = median_time(lambda: dec.decode(src, out=out), reps=300, warmup=30)
+            k_us = code.n * frames / kernel_gbps(dec, frames, reps=50) / 1e3
+            rows.append(dict(kernel=dec.kernel, frames=frames, end_to_end_us=t * 1e6, kernel_us=k_us,
+                             host_us=t * 1e6 - k_us))
+            print(json.dumps(rows[-1]), flush=True)
+        dec.close()
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--per-snr", type=int, default=2500)
+    ap.add_argument("--frames", type=int, default=131072)
+    args = ap.parse_args(argv)
+    doc = dict(gpu=cuda.driver().Device(0).name())
+    doc["latency"] = latency_rows()
+    doc["kernel"] = kernel_rows(args.frames)
+    best = max(doc["kernel"], key=lambda k: np.median(doc["kernel"][k]["kernel_gbps_one_launch"]))
+    doc["int8_end_to_end"] = int8_rows(args.frames, sorted({"ms", best}))
+    doc["exactness"] = exactness(args.per_snr)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "h200-binary-kernel-v7.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    lines = [f"{doc['gpu']}: WiMAX 2304 r1/2, 10 iterations"]
+    for k, v in doc["kernel"].items():
+        lines.append(f"kernel-only {v['kernel']:24s} regs {v['describe']['registers']:3d} "
+                     f"fpb {v['describe']['frames_per_block']} blocks/SM {v['describe']['blocks_per_sm']:2d}: "
+                     + " ".join(f"{g:6.2f}" for g in v["kernel_gbps_one_launch"]) + " Gb/s")
+    for k, v in doc["int8_end_to_end"].items():
+        lines.append(f"int8 end to end {v['kernel']:24s} chunk {v['chunk']:5d}: {v['coded_gbps']:6.2f} Gb/s")
+    for r in doc["latency"]:
+        lines.append(f"latency {r['kernel']:24s} {r['frames']} frames: {r['end_to_end_us']:6.1f} us "
+                     f"(kernel {r['kernel_us']:5.1f}, host {r['host_us']:5.1f})")
+    bad = [r for r in doc["exactness"] if not r["identical"]]
+    lines.append(f"ep == ms: {len(doc['exactness']) - len(bad)}/{len(doc['exactness'])} settings identical"
+                 + "".join(f"\n  DIFFER {r}" for r in bad))
+    text = "\n".join(lines)
+    with open(os.path.join(args.out, "h200-binary-kernel-v7.txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
