@@ -215,74 +215,92 @@ struct RegisterMinSum {
 };
 
 // Min-sum with each check row spread over LANES consecutive threads of a warp (LANES a
-// power of two, rows of at most LANES blocks): lane e of row r owns the row's edge e.  A
-// lane keeps its own message R for every layer (LAYERS_MAX floats) and its column's
-// offset, so the state is two words per layer instead of the row's whole two-min record.
-// Per layer each lane forms Q = L - R_old; min1 and min2 of the row's |Q| come from a
-// butterfly over the row's lanes (warp shuffles; merging sorted pairs (a1, a2), (b1, b2)
-// gives min(a1, b1) and min(max(a1, b1), min(a2, b2)), the multiset's two smallest), the
-// sign product from a ballot.  Lane e's message is f(|Q_e| == min1 ? min2 : min1) with the
-// sign of the other Q: the reference's f(e == idx ? min2 : min1), because an |Q_e| equal to
-// min1 at an edge other than idx means min1 == min2.  Lanes past the row's degree hold
-// |Q| = +inf (never min1 or min2, sign +) and write nothing.  Every layer is a few
-// dependent steps per lane instead of a walk over the row: the latency kernel.
-template <int LAYERS_MAX, int LANES, int MAX_THREADS, int MIN_BLOCKS>
+// power of two), EDGES edges a lane: lane p of row r owns the row's edges p + k * LANES,
+// k < EDGES (rows of at most LANES * EDGES blocks).  A lane keeps its own messages R for
+// every layer and its columns' offsets, two words per edge instead of the row's two-min
+// record.  Per layer each lane forms Q = L - R_old and the two smallest of its own |Q|;
+// a butterfly over the row's lanes (warp shuffles) merges the sorted pairs, (a1, a2) and
+// (b1, b2) giving min(a1, b1) and min(max(a1, b1), min(a2, b2)), the multiset's two
+// smallest; the sign product is the parity of the row's bits of a ballot of the lanes'
+// own sign parities.  Edge e's message is f(|Q_e| == min1 ? min2 : min1) with the sign of
+// the other Q: the reference's f(e == idx ? min2 : min1), because |Q_e| equal to min1 at
+// an edge other than idx means min1 == min2.  Missing edges hold |Q| = +inf (never min1
+// or min2, sign +) and write nothing.  Every thread of the block runs every row step (a
+// stopped or absent frame with no edges), so the shuffles and ballots run on whole,
+// converged warps.  A layer is a few dependent steps per lane instead of a walk over the row.
+template <int LAYERS_MAX, int LANES, int EDGES, int MAX_THREADS, int MIN_BLOCKS>
 struct EdgeParallelMinSum {
     static constexpr int kLayers = LAYERS_MAX;
     static constexpr int kLanes = LANES;
     static constexpr int kMaxThreads = MAX_THREADS;
     static constexpr int kMinBlocks = MIN_BLOCKS;
-    float r_old[LAYERS_MAX];  // this lane's message of each layer
-    int off[LAYERS_MAX];      // byte offset from the row's entry to this lane's column
-    unsigned real;            // bit l: this lane has an edge in layer l
-    unsigned group;           // the row's lanes in the warp (shuffle and ballot mask)
+    float r_old[LAYERS_MAX][EDGES];  // this lane's messages of each layer
+    int off[LAYERS_MAX][EDGES];      // byte offsets from the row's entry to this lane's columns
+    unsigned real[EDGES];            // bit l: this lane's edge k exists in layer l
+    int first;                       // the row's first lane in the warp
     int rule;
     float alpha, beta;
-    int pad;  // unused: lanes past the row's degree write nothing
+    int pad;  // unused: missing edges write nothing
 
     __device__ void init(float*, long long, const int2* edges, const int* layer_start, int mb, int, int r,
                          int z4, int lane)
     {
-        group = (0xffffffffu >> (32 - LANES)) << ((threadIdx.x & 31) & ~(LANES - 1));
-        real = 0u;
+        first = (threadIdx.x & 31) & ~(LANES - 1);
 #pragma unroll
-        for (int l = 0; l < LAYERS_MAX; ++l) {
-            r_old[l] = 0.0f;
-            const int b0 = l < mb ? layer_start[l] : 0;
-            const bool has = l < mb && lane < layer_start[l + 1] - b0;
-            off[l] = has ? qc_offset(edges[b0 + lane], r, z4) : 0;
-            real |= (has ? 1u : 0u) << l;
+        for (int k = 0; k < EDGES; ++k) {
+            real[k] = 0u;
+#pragma unroll
+            for (int l = 0; l < LAYERS_MAX; ++l) {
+                r_old[l][k] = 0.0f;
+                const int e = lane + k * LANES;
+                const int b0 = l < mb ? layer_start[l] : 0;
+                const bool has = l < mb && e < layer_start[l + 1] - b0;
+                off[l][k] = has ? qc_offset(edges[b0 + e], r, z4) : 0;
+                real[k] |= (has ? 1u : 0u) << l;
+            }
         }
     }
 
+    // Row step of layer l; every thread of the block calls it (active: its frame decodes).
     template <bool FLOOD>
-    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2*, int, int, int, int)
+    __device__ __forceinline__ void row(int l, bool active, float* post, float* acc)
     {
         const float inf = __int_as_float(0x7f800000);
-        const bool has = (real >> l) & 1u;
-        const float q = has ? at(post, off[l]) - r_old[l] : inf;
-        const float a = fabsf(q);
-        float m1 = a, m2;
-        {
-            const float o1 = __shfl_xor_sync(group, m1, 1);  // first merge: both min2 are +inf
-            m2 = fmaxf(m1, o1);
-            m1 = fminf(m1, o1);
+        float q[EDGES], a[EDGES];
+        float m1 = inf, m2 = inf;
+        unsigned negs = 0u;
+#pragma unroll
+        for (int k = 0; k < EDGES; ++k) {
+            q[k] = active && ((real[k] >> l) & 1u) ? at(post, off[l][k]) - r_old[l][k] : inf;
+            a[k] = fabsf(q[k]);
+            m2 = fminf(m2, fmaxf(m1, a[k]));
+            m1 = fminf(m1, a[k]);
+            negs ^= __float_as_uint(q[k]) >> 31;  // Q is never -0.0 (llr_value)
         }
 #pragma unroll
-        for (int s = 2; s < LANES; s <<= 1) {
-            const float o1 = __shfl_xor_sync(group, m1, s);
-            const float o2 = __shfl_xor_sync(group, m2, s);
-            m2 = fminf(fmaxf(m1, o1), fminf(m2, o2));
+        for (int s = 1; s < LANES; s <<= 1) {
+            const float o1 = __shfl_xor_sync(0xffffffffu, m1, s);
+            if (EDGES == 1 && s == 1) {  // both second minima are +inf
+                m2 = fmaxf(m1, o1);
+            } else {
+                const float o2 = __shfl_xor_sync(0xffffffffu, m2, s);
+                m2 = fminf(fmaxf(m1, o1), fminf(m2, o2));
+            }
             m1 = fminf(m1, o1);
         }
-        const unsigned neg = q < 0.0f ? 1u : 0u;
-        const unsigned others = (__popc(__ballot_sync(group, neg)) ^ neg) & 1u;
-        const float r_new = flip(minsum_magnitude(a == m1 ? m2 : m1, rule, alpha, beta), others);
-        if (has) {
-            if (FLOOD) at(acc, off[l]) += r_new;
-            else at(post, off[l]) = q + r_new;
+        const unsigned row_negs = __ballot_sync(0xffffffffu, negs) >> first;
+        const unsigned parity = __popc(row_negs & (0xffffffffu >> (32 - LANES))) & 1u;
+        const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+        const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+#pragma unroll
+        for (int k = 0; k < EDGES; ++k) {
+            const float r_new = flip(a[k] == m1 ? n2 : n1, parity ^ (__float_as_uint(q[k]) >> 31));
+            if (active && ((real[k] >> l) & 1u)) {
+                if (FLOOD) at(acc, off[l][k]) += r_new;
+                else at(post, off[l][k]) = q[k] + r_new;
+                r_old[l][k] = r_new;
+            }
         }
-        r_old[l] = r_new;
     }
 };
 
@@ -349,13 +367,16 @@ struct StoredMessages {
     }
 };
 
-// Row r of layer l for a frame still decoding; post, acc point at the row's own entry
-// (frame offset + r) of the posteriors and the flooding accumulator.
+// Row r of layer l for a frame still decoding (edge-parallel rows: every thread, told whether
+// its frame decodes); post, acc point at the row's own entry (frame offset + r) of the
+// posteriors and the flooding accumulator.
 template <bool FLOOD, class M>
 __device__ __forceinline__ void layer_step(M& msgs, int l, bool active, float* post, float* acc,
                                            const int2* edges, const int* layer_start, int r, int z4)
 {
-    if (active) {
+    if constexpr (M::kLanes > 1) {
+        msgs.template row<FLOOD>(l, active, post, acc);
+    } else if (active) {
         const int b0 = layer_start[l];
         msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z4);
     }
@@ -431,7 +452,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     msgs.pad = (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(post + own));
     msgs.beta = beta;
     __syncthreads();
-    if (lane) msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
+    if (lane || M::kLanes > 1) msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
     if (FLOOD)
         for (int i = tid; i < nf * n; i += blockDim.x) post[i] = lch[i];
 
@@ -517,6 +538,8 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
 // Entry points: qc_<messages>_<schedule>_<input>, one argument list for all of them.
 //   messages: ms<LAYERS_MAX>x<DC_MAX>  min-sum (nms/oms) with compressed rows in registers,
 //             for codes with mb <= LAYERS_MAX layers and rows of <= DC_MAX blocks;
+//             ep<LAYERS_MAX>x<LANES>x<EDGES>  min-sum with each row over LANES threads
+//             (EdgeParallelMinSum; fpb * z * LANES threads a block), the latency kernel;
 //             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats).
 //   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
 #define GPULDPC_ARGS(In)                                                                           \
@@ -545,12 +568,12 @@ using Ms12x8 = RegisterMinSum<12, 8, 2>;
 using Ms8x16 = RegisterMinSum<8, 16, 1>;
 using Ms4x24 = RegisterMinSum<4, 24, 1>;
 using Ms16x16 = RegisterMinSum<16, 16, 1>;
-using Ep12x8 = EdgeParallelMinSum<12, 8, 768, 1>;
+using Ep12x8x1 = EdgeParallelMinSum<12, 8, 1, 768, 1>;
 using Stored = StoredMessages<27>;
 GPULDPC_SCHEDULES(qc_ms12x7, Ms12x7)
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
 GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
 GPULDPC_SCHEDULES(qc_ms4x24, Ms4x24)
 GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
-GPULDPC_SCHEDULES(qc_ep12x8, Ep12x8)
+GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
 GPULDPC_SCHEDULES(qc_stored, Stored)

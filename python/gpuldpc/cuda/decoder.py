@@ -35,25 +35,28 @@ from .tuning import PRESETS, launch_shape
 KERNEL_MODULE = "qc_decode"
 # min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit
 REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
-# min-sum with a check row spread over `lanes` threads (kernels/qc_decode.cu EdgeParallelMinSum):
-# (layers, lanes = largest row, block limit of its __launch_bounds__), for the latency preset
-EDGE_PARALLEL = (12, 8, 768)
+# min-sum with a check row spread over several threads (kernels/qc_decode.cu EdgeParallelMinSum),
+# per preset: (layers, lanes per row, edges per lane, block limit of its __launch_bounds__)
+EDGE_PARALLEL = {"latency": (12, 8, 1, 768), "throughput": None}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
 _SMEM_DEFAULT_LIMIT = 48 * 1024
+# hard decisions of a chunk larger than this go straight into a page-locked `out` array;
+# smaller ones come back with the flags in one copy (one driver call less, a short host copy)
+DIRECT_BITS_MIN = 64 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
 
 
 def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput") -> str:
-    """Entry point of kernels/qc_decode.cu for a code layout and settings: the
-    edge-parallel kernel for the latency preset where the code fits it (one frame's
-    layer is then a few dependent steps per thread), else the row-per-thread kernels."""
+    """Entry point of kernels/qc_decode.cu for a code layout and settings: the preset's
+    edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it, else the
+    row-per-thread kernels."""
     variant = "stored"
-    layers, lanes, most = EDGE_PARALLEL
-    if (preset == "latency" and algorithm != "spa" and layout.layers <= layers
-            and layout.max_row_blocks <= lanes and layout.z * lanes <= most):
-        variant = f"ep{layers}x{lanes}"
+    ep = EDGE_PARALLEL[preset]
+    if (ep and algorithm != "spa" and layout.layers <= ep[0] and layout.max_row_blocks <= ep[1] * ep[2]
+            and layout.z * ep[1] <= ep[3]):
+        variant = "ep{}x{}x{}".format(*ep[:3])
     elif algorithm != "spa":
         for layers, row in REGISTER_VARIANTS:
             if layout.layers <= layers and layout.max_row_blocks <= row:
@@ -75,36 +78,41 @@ class Ticket(NamedTuple):
 
 
 def kernel_lanes(kernel: str) -> int:
-    """Threads per check row of an entry point (``qc_ep<layers>x<lanes>_...``: lanes, else 1)."""
+    """Threads per check row of an entry point (``qc_ep<layers>x<lanes>x<edges>_...``: lanes, else 1)."""
     variant = kernel.split("_")[1]
     return int(variant.split("x")[1]) if variant.startswith("ep") else 1
 
 
 class _Slot:
     """One stream with its pinned host buffers and device buffers (``capacity`` frames).
-    The iteration counts (int32) and the valid flags (uint8) share one buffer, so they
-    come back in one copy."""
+
+    The results share one buffer on each side: iteration counts (int32), valid flags
+    (uint8), padding to 16 bytes, then the hard decisions; so a chunk's results come
+    back in one copy (its first ``flags + count * bits_width`` bytes), or in two when
+    the bits go straight into the caller's page-locked array."""
 
     def __init__(self, ctx, capacity, n, llr_dtype, bits_width, msg_floats):
         drv = driver()
         self.stream = drv.Stream()
         self.capacity = capacity
+        self.flags = -(-5 * capacity // 16) * 16
+        self.bits_width = bits_width
         self.host_in = pinned_empty((capacity, n), llr_dtype, ctx)
-        self.host_bits = pinned_empty((capacity, bits_width), np.uint8, ctx)
-        self.host_flags = pinned_empty(5 * capacity, np.uint8, ctx)
-        self.host_iters = self.host_flags[:4 * capacity].view(np.int32)
-        self.host_valid = self.host_flags[4 * capacity:]
+        self.host_out = pinned_empty(self.flags + capacity * bits_width, np.uint8, ctx)
+        self.host_iters = self.host_out[:4 * capacity].view(np.int32)
+        self.host_valid = self.host_out[4 * capacity:5 * capacity]
+        self.host_bits = self.host_out[self.flags:].reshape(capacity, bits_width)
         self.dev_in = drv.mem_alloc(self.host_in.nbytes)
-        self.dev_bits = drv.mem_alloc(self.host_bits.nbytes)
-        self.dev_flags = drv.mem_alloc(self.host_flags.nbytes)
-        self.dev_iters = int(self.dev_flags)
-        self.dev_valid = int(self.dev_flags) + 4 * capacity
+        self.dev_out = drv.mem_alloc(self.host_out.nbytes)
+        self.dev_iters = int(self.dev_out)
+        self.dev_valid = int(self.dev_out) + 4 * capacity
+        self.dev_bits = int(self.dev_out) + self.flags
         self.dev_msgs = drv.mem_alloc(capacity * msg_floats * 4) if msg_floats else None
         self.pending = None     # (ticket arrays, start, stop, bits written directly)
 
     @staticmethod
     def device_bytes(capacity, n, itemsize, bits_width, msg_floats) -> int:
-        return capacity * (n * itemsize + bits_width + 4 + 1 + 4 * msg_floats)
+        return capacity * (n * itemsize + bits_width + 4 + 1 + 4 * msg_floats) + 16
 
 
 class _DeviceEngine:
@@ -163,7 +171,7 @@ class _DeviceEngine:
         batch = ticket.bits.shape[0]
         llr_pinned = is_pinned(llr)
         out_bits = ticket.bits[start:stop]
-        bits_pinned = is_pinned(out_bits)
+        bits_pinned = (stop - start) * o.bits_width > DIRECT_BITS_MIN and is_pinned(out_bits)
         with self.ctx.active():
             for a in range(0, stop - start, self.chunk):
                 b = min(a + self.chunk, stop - start)
@@ -175,7 +183,8 @@ class _DeviceEngine:
                 if not llr_pinned:
                     slot.host_in[:count] = src
                     src = slot.host_in[:count]
-                dst = out_bits[a:b] if bits_pinned else slot.host_bits[:count]
+                # small chunks (the latency path): one copy back, then a short host copy
+                direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN
                 try:
                     drv.memcpy_htod_async(slot.dev_in, src, slot.stream)
                     self.func.prepared_async_call(
@@ -186,11 +195,15 @@ class _DeviceEngine:
                         o.layout.n, o.layout.z, o.layout.layers, o.layout.nblocks, count,
                         shape.frames_per_block, o.max_iterations, int(o.early_stop), RULES[o.algorithm],
                         o.alpha, o.beta, shared_size=shape.shared_bytes)
-                    drv.memcpy_dtoh_async(dst, slot.dev_bits, slot.stream)
-                    drv.memcpy_dtoh_async(slot.host_flags, slot.dev_flags, slot.stream)
+                    if direct:
+                        drv.memcpy_dtoh_async(out_bits[a:b], slot.dev_bits, slot.stream)
+                        drv.memcpy_dtoh_async(slot.host_out[:slot.flags], slot.dev_out, slot.stream)
+                    else:
+                        drv.memcpy_dtoh_async(slot.host_out[:slot.flags + count * slot.bits_width],
+                                              slot.dev_out, slot.stream)
                 except drv.Error as exc:
                     raise CudaError(f"{self._where(start + a, start + b, batch)}: {exc}") from exc
-                slot.pending = (ticket, start + a, start + b, bits_pinned)
+                slot.pending = (ticket, start + a, start + b, direct)
 
     def _collect(self, slot: _Slot):
         """Wait for a slot's chunk and store its results in its ticket."""

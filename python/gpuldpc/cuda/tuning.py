@@ -11,8 +11,9 @@ resident on a multiprocessor under its four limits,
 where ``N_CW`` (frames per block) is ours to choose, ``lanes`` is the kernel's
 threads per check row (1, or 8 for the edge-parallel latency kernel), and the
 thread limit, register and shared memory figures are the compiled kernel's
-(``cuFuncGetAttribute``) and the layout's (posteriors of ``N_CW`` frames).  Unlike paper 004 we do not pad ``Z`` to the
-warp per frame: frames share warps, so only the block's last warp has idle lanes.
+(``cuFuncGetAttribute``) and the layout's (posteriors of ``N_CW`` frames).
+Unlike paper 004 we do not pad ``Z`` to the warp per frame: frames share warps,
+so only the block's last warp has idle lanes.
 A *wave* is ``blocks/SM * SMs`` blocks: the frames one launch keeps resident.
 
 Presets
