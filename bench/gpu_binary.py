@@ -22,11 +22,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 import gpuldpc as gl
+from timing import median_time  # noqa: E402  (bench/timing.py)
 from gpuldpc import cuda
 
 EBN0_DB = 2.0
@@ -40,17 +40,6 @@ def noisy(code, frames, seed=1, ebn0=EBN0_DB):
     llr = gl.channel.transmit(code, cw, ebn0, rng)
     reps = -(-frames // distinct)
     return np.tile(cw, (reps, 1))[:frames], np.tile(llr, (reps, 1))[:frames]
-
-
-def median_time(fn, reps, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def row(system, code, frames, seconds, *, algorithm="nms", schedule="layered", iterations=10,

@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 import gpuldpc as gl
+from timing import median_time  # noqa: E402  (bench/timing.py)
 from gpuldpc import cuda
 from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
@@ -51,17 +52,6 @@ def bit_llrs(code, frames, ebn0, seed=1, distinct=2048):
     bits = gl.gf.GF(code.q).to_bits(cw).reshape(frames, -1)
     sigma = gl.channel.sigma_from_ebn0(ebn0, code.k / code.n)
     return cw, gl.channel.awgn_llr(bits, sigma, rng)
-
-
-def median_time(fn, reps, warmup=1):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def row(code, dec, frames, seconds, *, kernel_s=None, kernel_frames=None, fer=None, ebn0=None, **extra):

@@ -19,3 +19,15 @@ def native_core():
             pytest.fail(f"CI: {_native.why_unavailable()}")
         pytest.skip(_native.why_unavailable())
     return _native.core()
+
+
+@pytest.fixture(scope="session")
+def backend() -> str:
+    """The fastest CPU backend here: ``cpu`` (compiled) when present, else ``reference``."""
+    import gpuldpc as gl
+
+    try:
+        gl.Decoder(gl.codes.get("wifi-648-1/2"), backend="cpu")
+        return "cpu"
+    except gl.BackendUnavailable:
+        return "reference"

@@ -8,16 +8,6 @@ from gpuldpc.sim import CampaignSpec
 
 
 @pytest.fixture(scope="session")
-def backend() -> str:
-    """``cpu`` when the compiled backend is present, else ``reference``."""
-    try:
-        gl.Decoder(gl.codes.get("wifi-648-1/2"), backend="cpu")
-        return "cpu"
-    except gl.BackendUnavailable:
-        return "reference"
-
-
-@pytest.fixture(scope="session")
 def small_args(backend) -> dict:
     """WiFi 648 r1/2, NMS 10 iterations, 16-frame batches: a few batches end the 1.5 dB point
     (FER ~0.3, 10 errors), the 256-frame budget ends the 2.5 dB point (FER ~5e-3)."""
