@@ -113,6 +113,17 @@ def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, de
     return dec, t, fer
 
 
+def latency(dec, frames, reps, kernel_reps):
+    """(seconds from hand-over to bits on the host, microseconds of the kernel alone) for
+    ``frames`` codewords in page-locked buffers: the latency figure of the issue."""
+    code = dec.code
+    src = dec.pinned_llr(frames)
+    src[:] = noisy(code, frames)[1]
+    out = dec.pinned_bits(frames)
+    t = median_time(lambda: dec.decode(src, out=out), reps=reps, warmup=reps // 10)
+    return t, code.n * frames / kernel_gbps(dec, frames, reps=kernel_reps) / 1e3
+
+
 def sionna_rows(code, frames, iterations):
     try:
         import torch
@@ -189,6 +200,27 @@ def table3(code, goals=(1, 2, 4, 8, 12)):
     return points, best
 
 
+def format_table(doc) -> str:
+    """The printed table of a result document (the .txt beside the .json)."""
+    lines = [f"{doc['gpu']} x{doc['gpus']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
+             f"{'system':22s} {'code':15s} {'alg':4s} {'sched':8s} {'it':>3s} {'dtype':8s} {'frames':>7s} "
+             f"{'str':>3s} {'coded Gb/s':>10s} {'info Gb/s':>9s} {'lat us':>9s} {'kernel':>7s} {'FER':>6s}"]
+    for r in doc["rows"]:
+        k = f"{r['kernel_gbps']:7.2f}" if r["kernel_gbps"] else "      -"
+        fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
+        system = r["system"] + (f" {r['precision']}" if "precision" in r else "")
+        lines.append(f"{system:22s} {r['code']:15s} {r['algorithm']:4s} {r['schedule']:8s} {r['iterations']:3d} "
+                     f"{r['llr_dtype']:8s} {r['frames_per_batch']:7d} {r['streams'] or 0:3d} {r['coded_gbps']:10.3f} "
+                     f"{r['info_gbps']:9.3f} {r['latency_us']:9.1f} {k} {fer}")
+    for b in doc["notes"].get("table3", []):
+        lines.append(f"Table III goal {b['goal_gbps']:>3} Gb/s: streams {b['streams']:2d} fpb {b['frames_per_block']} "
+                     f"chunk {b['chunk_frames']:5d} -> {b['coded_gbps']:6.2f} Gb/s, {b['latency_us']:9.1f} us")
+    for key in ("pcie_gbytes_per_s", "kernel_gbps_one_launch", "sionna", "cpu"):
+        if key in doc["notes"]:
+            lines.append(f"{key}: {doc['notes'][key]}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/results")
@@ -238,11 +270,7 @@ def main(argv=None):
                             kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
         lat = cuda.CudaDecoder(wimax, early_stop=False, devices=[0], preset="latency", check_finite=False)
         for frames in (1, 6):
-            src = lat.pinned_llr(frames)
-            src[:] = noisy(wimax, frames)[1]
-            out = lat.pinned_bits(frames)
-            t = median_time(lambda: lat.decode(src, out=out), reps=200, warmup=20)
-            kernel_us = wimax.n * frames / kernel_gbps(lat, frames, reps=20) / 1e3
+            t, kernel_us = latency(lat, frames, reps=200, kernel_reps=20)
             rows.append(row("gpuldpc", wimax, frames, t, streams=1, preset="latency", kernel_us=kernel_us))
         if not args.quick:
             for code in (wimax, wifi):
@@ -277,22 +305,7 @@ def main(argv=None):
     stem += "-binary" + ("-multi" if args.multi else "")
     with open(os.path.join(args.out, stem + ".json"), "w") as f:
         json.dump(doc, f, indent=1)
-    lines = [f"{doc['gpu']} x{doc['gpus']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
-             f"{'system':22s} {'code':15s} {'alg':4s} {'sched':8s} {'it':>3s} {'dtype':8s} {'frames':>7s} "
-             f"{'str':>3s} {'coded Gb/s':>10s} {'info Gb/s':>9s} {'lat us':>9s} {'kernel':>7s} {'FER':>6s}"]
-    for r in rows:
-        k = f"{r['kernel_gbps']:7.2f}" if r["kernel_gbps"] else "      -"
-        fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
-        lines.append(f"{r['system']:22s} {r['code']:15s} {r['algorithm']:4s} {r['schedule']:8s} {r['iterations']:3d} "
-                     f"{r['llr_dtype']:8s} {r['frames_per_batch']:7d} {r['streams'] or 0:3d} {r['coded_gbps']:10.3f} "
-                     f"{r['info_gbps']:9.3f} {r['latency_us']:9.1f} {k} {fer}")
-    for b in notes.get("table3", []):
-        lines.append(f"Table III goal {b['goal_gbps']:>3} Gb/s: streams {b['streams']:2d} fpb {b['frames_per_block']} "
-                     f"chunk {b['chunk_frames']:5d} -> {b['coded_gbps']:6.2f} Gb/s, {b['latency_us']:9.1f} us")
-    for key in ("pcie_gbytes_per_s", "kernel_gbps_one_launch", "sionna", "cpu"):
-        if key in notes:
-            lines.append(f"{key}: {notes[key]}")
-    text = "\n".join(lines)
+    text = format_table(doc)
     with open(os.path.join(args.out, stem + ".txt"), "w") as f:
         f.write(text + "\n")
     print(text)

@@ -29,7 +29,7 @@ import gpuldpc as gl
 from gpuldpc import cuda
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gpu_binary import end_to_end, kernel_gbps, median_time, noisy  # noqa: E402
+from gpu_binary import end_to_end, kernel_gbps, latency, noisy  # noqa: E402
 
 SNRS = (1.0, 1.5, 2.0, 2.5)
 
@@ -123,11 +123,7 @@ def latency_rows():
                                                                     preset="latency", check_finite=False))):
         dec = make()
         for frames in (1, 6):
-            src = dec.pinned_llr(frames)
-            src[:] = noisy(code, frames)[1]
-            out = dec.pinned_bits(frames)
-            t = median_time(lambda: dec.decode(src, out=out), reps=300, warmup=30)
-            k_us = code.n * frames / kernel_gbps(dec, frames, reps=50) / 1e3
+            t, k_us = latency(dec, frames, reps=300, kernel_reps=50)
             rows.append(dict(kernel=dec.kernel, frames=frames, end_to_end_us=t * 1e6, kernel_us=k_us,
                              host_us=t * 1e6 - k_us))
             print(json.dumps(rows[-1]), flush=True)

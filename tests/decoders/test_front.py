@@ -1,4 +1,7 @@
-"""The Decoder front door: argument checks, LLR shapes and dtypes, finite check, helpers."""
+"""The Decoder front door: arguments, GF(q) bit LLRs, the finite check, batch helpers.
+
+(Binary LLR shape/dtype/NaN errors: tests/decoders/test_reference_binary.py.)
+"""
 import numpy as np
 import pytest
 
@@ -34,21 +37,6 @@ def test_nb_wrong_shape_names_both_forms(nb_case):
     dec = gl.Decoder(code, backend="reference")
     with pytest.raises(ValueError, match=r"\[batch, 300, 16\] or \[batch, 1200\], got \(3, 1199\)"):
         dec.decode(bit_llr[:, :-1])
-
-
-def test_binary_shapes_dtypes_and_nan():
-    code = gl.codes.get("wifi-648-1/2")
-    dec = gl.Decoder(code, backend="reference")
-    with pytest.raises(ValueError, match=r"\[batch, 648\], got \(2, 647\)"):
-        dec.decode(np.zeros((2, 647), np.float32))
-    with pytest.raises(TypeError, match="floating point.*got dtype int32"):
-        dec.decode(np.zeros((2, 648), np.int32))
-    llr = np.ones((5, 648), np.float64)                         # float64 is accepted as float32
-    assert dec.decode(llr).bits.shape == (5, 648)
-    llr[3, 10] = np.nan
-    llr[1, 0] = -np.inf
-    with pytest.raises(ValueError, match=r"NaN or infinite values \(frames \[1, 3\]\)"):
-        dec.decode(llr)
 
 
 def test_check_finite_large_arrays_and_no_false_alarm():
