@@ -54,28 +54,9 @@ def row(system, code, frames, seconds, *, algorithm="nms", schedule="layered", i
 
 
 def kernel_gbps(dec, frames, reps=5):
-    """Coded Gbps of one launch over resident data (events around the kernel only)."""
-    drv = cuda.driver()
-    eng = dec.engines[0]
-    slot = eng.slots[0]
-    shape, o = eng.shape, dec
-    args = (slot.dev_in, o.llr_scale, slot.dev_bits, int(o.packed), slot.dev_iters, slot.dev_valid,
-            eng.edges, eng.layer_start, slot.dev_msgs if slot.dev_msgs is not None else 0,
-            o.layout.n, o.layout.z, o.layout.layers, o.layout.nblocks, frames, shape.frames_per_block,
-            o.max_iterations, int(o.early_stop), cuda.decoder.RULES[o.algorithm], o.alpha, o.beta)
-    grid = (-(-frames // shape.frames_per_block), 1)
-    with eng.ctx.active():
-        start, stop = drv.Event(), drv.Event()
-        times = []
-        for i in range(reps + 1):
-            start.record(slot.stream)
-            eng.func.prepared_async_call(grid, (shape.threads, 1, 1), slot.stream, *args,
-                                         shared_size=shape.shared_bytes)
-            stop.record(slot.stream)
-            stop.synchronize()
-            if i:
-                times.append(stop.time_since(start) / 1e3)
-    return dec.code.n * frames / float(np.median(times)) / 1e9
+    """Coded Gbps of one launch over resident data (events around the kernel only): the
+    input of the decoder's last call, ``frames`` frames of it."""
+    return dec.code.n * frames / dec.kernel_seconds(frames=frames, repeats=reps) / 1e9
 
 
 def pcie(dec):

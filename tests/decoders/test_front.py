@@ -77,3 +77,9 @@ def test_bad_arguments(kwargs, message):
 def test_not_a_code():
     with pytest.raises(TypeError, match="code must be a gpuldpc Code"):
         gl.Decoder("wifi-648-1/2")
+
+
+def test_decode_device_needs_the_cuda_backend():
+    dec = gl.Decoder(gl.codes.get("wifi-648-1/2"), backend="reference")
+    with pytest.raises(TypeError, match="decode_device needs the cuda backend; this decoder runs on 'reference'"):
+        dec.decode_device(0, 1)

@@ -10,14 +10,16 @@
 
 Modules: :mod:`.driver` (PyCUDA import, devices, kernel modules), :mod:`.context`
 (retained primary context per device, page-locked buffers), :mod:`.layout` (QC
-code -> kernel tables), :mod:`.tuning` (launch shapes, presets), :mod:`.decoder`
-(streams, batches, several GPUs).  ``gl.Decoder(code, backend="cuda")`` goes
+code -> kernel tables), :mod:`.tuning` (launch shapes, presets), :mod:`.engine`
+(streams, pinned buffers, batches, several GPUs: shared by both decoders),
+:mod:`.decoder` (binary kernels' choice and plan), :mod:`.nb_decoder` (GF(q)).  ``gl.Decoder(code, backend="cuda")`` goes
 through :mod:`gpuldpc.decoders.cuda`.  Importing this package needs no GPU;
 using it without one raises :class:`~gpuldpc.decoders.front.BackendUnavailable`.
 """
 from .context import CudaError, DeviceContext, is_pinned, pinned_empty  # noqa: F401
-from .decoder import CudaDecoder, Ticket, kernel_name  # noqa: F401
+from .decoder import CudaDecoder, kernel_name  # noqa: F401
 from .driver import device_ids, driver  # noqa: F401
+from .engine import DeviceInput, StreamDecoder, Ticket  # noqa: F401
 from .layout import NotQuasiCyclic, QcLayout, qc_layout  # noqa: F401
 from .tuning import PRESETS, DeviceLimits, KernelAttributes, LaunchShape, launch_shape  # noqa: F401
 

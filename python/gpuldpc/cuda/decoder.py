@@ -1,34 +1,20 @@
-"""The CUDA decoder: fused kernels, pinned buffers, depth-first streams, several GPUs.
+"""The binary QC-LDPC CUDA decoder: kernel choice and the plan the stream engine runs.
 
-Paper 004 section IV: page-locked host buffers allocated once and reused;
-asynchronous copies; ``N`` streams, each owning its buffers, issued depth-first
-(Algorithm 2: for each stream H2D, kernel, D2H; then wait); several GPUs, one
-host thread each (Fig. 5).  Paper 001 section IV-D: the launch shape comes from
-the device and the kernel (:mod:`.tuning`).
-
-A batch of ``B`` frames is split over the devices (equal parts), and on each
-device into chunks of ``chunk_frames`` frames handed to the streams in turn.  A
-chunk is copied into the stream's pinned input buffer unless the caller's array
-is already page-locked (:meth:`CudaDecoder.pinned_llr`, or any PyCUDA
-page-locked array), in which case it is copied to the GPU as is; likewise the
-hard decisions go straight into a page-locked ``out`` array.
-
-``submit(llr)`` issues the work and returns at once (a :class:`Ticket`);
-``result(ticket)`` waits and returns the :class:`~gpuldpc.decoders.front.DecodeResult`.
-``decode(llr) = result(submit(llr))``.  A stream reused before its previous chunk
-was collected is first waited for and its results stored in that chunk's
-ticket, so any number of tickets may be outstanding.
+:class:`CudaDecoder` is the ``backend="cuda"`` of :class:`gpuldpc.Decoder` for binary
+QC codes.  The streams, pinned buffers, several GPUs, ``submit``/``result`` and
+``decode_device`` are the shared engine's (:mod:`.engine`, paper 004 section IV);
+this module picks the entry point of kernels/qc_decode.cu for a code and settings
+(:func:`kernel_name`) and gives the engine its per-device plan (:class:`_QcPlan`:
+tables, launch shape from the device and the kernel, paper 001 section IV-D).
 """
 from __future__ import annotations
-
-import concurrent.futures
-from typing import NamedTuple
 
 import numpy as np
 
 from ..decoders.front import BINARY_ALGORITHMS, SCHEDULES, DecodeResult, check_finite
-from .context import CudaError, DeviceContext, is_pinned, pinned_empty
-from .driver import device_ids, driver
+from .context import CudaError, DeviceContext, pinned_empty
+from .driver import driver
+from .engine import DIRECT_BITS_MIN, StreamDecoder, Ticket  # noqa: F401  (re-exported)
 from .layout import NotQuasiCyclic, qc_layout
 from .tuning import PRESETS, launch_shape
 
@@ -42,9 +28,6 @@ STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, si
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
 _SMEM_DEFAULT_LIMIT = 48 * 1024
-# hard decisions of a chunk larger than this go straight into a page-locked `out` array;
-# smaller ones come back with the flags in one copy (one driver call less, a short host copy)
-DIRECT_BITS_MIN = 64 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
 
 
@@ -68,169 +51,56 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
     return f"qc_{variant}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
 
 
-class Ticket(NamedTuple):
-    """Work issued by :meth:`CudaDecoder.submit`; pass it to :meth:`CudaDecoder.result`."""
-
-    bits: np.ndarray
-    iterations: np.ndarray
-    valid: np.ndarray
-    parts: tuple            # (engine, start, stop) per device
-
-
 def kernel_lanes(kernel: str) -> int:
     """Threads per check row of an entry point (``qc_ep<layers>x<lanes>x<edges>_...``: lanes, else 1)."""
     variant = kernel.split("_")[1]
     return int(variant.split("x")[1]) if variant.startswith("ep") else 1
 
 
-class _Slot:
-    """One stream with its pinned host buffers and device buffers (``capacity`` frames).
+class _QcPlan:
+    """The binary kernel on one device (the engine's plan, :mod:`.engine`): entry point,
+    index tables, launch shape (:mod:`.tuning`)."""
 
-    The results share one buffer on each side: iteration counts (int32), valid flags
-    (uint8), padding to 16 bytes, then the hard decisions; so a chunk's results come
-    back in one copy (its first ``flags + count * bits_width`` bytes), or in two when
-    the bits go straight into the caller's page-locked array."""
-
-    def __init__(self, ctx, capacity, n, llr_dtype, bits_width, msg_floats):
+    def __init__(self, ctx: DeviceContext, dec: "CudaDecoder", frames_per_block):
         drv = driver()
-        self.stream = drv.Stream()
-        self.capacity = capacity
-        self.flags = -(-5 * capacity // 16) * 16
-        self.bits_width = bits_width
-        self.host_in = pinned_empty((capacity, n), llr_dtype, ctx)
-        self.host_out = pinned_empty(self.flags + capacity * bits_width, np.uint8, ctx)
-        self.host_iters = self.host_out[:4 * capacity].view(np.int32)
-        self.host_valid = self.host_out[4 * capacity:5 * capacity]
-        self.host_bits = self.host_out[self.flags:].reshape(capacity, bits_width)
-        self.dev_in = drv.mem_alloc(self.host_in.nbytes)
-        self.dev_out = drv.mem_alloc(self.host_out.nbytes)
-        self.dev_iters = int(self.dev_out)
-        self.dev_valid = int(self.dev_out) + 4 * capacity
-        self.dev_bits = int(self.dev_out) + self.flags
-        self.dev_msgs = drv.mem_alloc(capacity * msg_floats * 4) if msg_floats else None
-        self.pending = None     # (ticket arrays, start, stop, bits written directly)
+        layout = dec.layout
+        self.dec, self.name = dec, dec.kernel
+        self.func = ctx.function(KERNEL_MODULE, dec.kernel)
+        self.attributes = ctx.kernel_attributes(self.func)
+        self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
+                                  frames_per_block, kernel_lanes(dec.kernel))
+        if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
+            self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared_bytes)
+        self.func.prepare(_ARG_TYPES)
+        self.edges = drv.to_device(layout.edges)
+        self.layer_start = drv.to_device(layout.layer_start)
+        self.bits_width = (dec.code.n + 7) // 8 if dec.packed else dec.code.n
+        self.msg_floats = layout.nblocks * layout.z if dec.kernel.startswith("qc_stored") else 0
+        self.frames_per_wave = self.shape.frames_per_wave
+        self.default_streams = 1 if dec.preset == "latency" else 8
 
-    @staticmethod
-    def device_bytes(capacity, n, itemsize, bits_width, msg_floats) -> int:
-        return capacity * (n * itemsize + bits_width + 4 + 1 + 4 * msg_floats) + 16
+    def default_chunk(self, streams, free_bytes) -> int:
+        """One wave (latency) or two (throughput) per stream launch."""
+        return self.frames_per_wave * (1 if self.dec.preset == "latency" else 2)
 
+    def frame_bytes(self, kind) -> int:
+        return self.dec.layout.n * np.dtype(self.dec.llr_np_dtype).itemsize
 
-class _DeviceEngine:
-    """The decoder on one device: kernel, launch shape, stream slots."""
+    def scratch_bytes(self, frames) -> int:
+        return 4 * frames * self.msg_floats
 
-    def __init__(self, ctx: DeviceContext, owner: "CudaDecoder", streams, chunk_frames, frames_per_block):
-        drv = driver()
-        self.ctx, self.owner = ctx, owner
-        layout = owner.layout
-        flooding = owner.schedule == "flooding"
-        with ctx.active():
-            self.func = ctx.function(KERNEL_MODULE, owner.kernel)
-            self.attributes = ctx.kernel_attributes(self.func)
-            self.shape = launch_shape(layout, ctx.limits, self.attributes, flooding, owner.preset,
-                                      frames_per_block, kernel_lanes(owner.kernel))
-            if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
-                self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        self.shape.shared_bytes)
-            self.func.prepare(_ARG_TYPES)
-            wave = self.shape.frames_per_wave
-            if owner.preset == "latency":
-                self.streams = streams or 1
-                self.chunk = chunk_frames or wave
-            else:
-                self.streams = streams or 8
-                self.chunk = chunk_frames or 2 * wave
-            msg_floats = layout.nblocks * layout.z if owner.kernel.startswith("qc_stored") else 0
-            itemsize = np.dtype(owner.llr_np_dtype).itemsize
-            need = self.streams * _Slot.device_bytes(self.chunk, layout.n, itemsize, owner.bits_width,
-                                                     msg_floats)
-            free = ctx.free_memory()
-            try:
-                if need > free:
-                    raise drv.MemoryError("requested more than the free device memory")
-                self.edges = drv.to_device(layout.edges)
-                self.layer_start = drv.to_device(layout.layer_start)
-                self.slots = [_Slot(ctx, self.chunk, layout.n, owner.llr_np_dtype, owner.bits_width, msg_floats)
-                              for _ in range(self.streams)]
-            except drv.MemoryError as exc:
-                raise MemoryError(
-                    f"cuda decoder for code {owner.code.name!r} on device {ctx.id} ({ctx.name}): "
-                    f"{self.streams} streams x {self.chunk} frames need {need / 2**20:.1f} MiB of device "
-                    f"memory (and as much page-locked host memory), "
-                    f"{free / 2**20:.1f} MiB are free; lower streams= or chunk_frames=") from exc
-        self._next = 0
-
-    def _where(self, start, stop, batch):
-        o = self.owner
-        return (f"kernel {o.kernel} (code {o.code.name!r}, batch of {batch} frames, frames "
-                f"{start}..{stop - 1}, device {self.ctx.id})")
-
-    def issue(self, ticket: Ticket, start: int, stop: int, llr: np.ndarray):
-        """Issue frames ``start:stop`` of the ticket (``llr`` holds just those) depth-first."""
-        drv = driver()
-        o, shape = self.owner, self.shape
-        batch = ticket.bits.shape[0]
-        llr_pinned = is_pinned(llr)
-        out_bits = ticket.bits[start:stop]
-        bits_pinned = (stop - start) * o.bits_width > DIRECT_BITS_MIN and is_pinned(out_bits)
-        with self.ctx.active():
-            for a in range(0, stop - start, self.chunk):
-                b = min(a + self.chunk, stop - start)
-                count = b - a
-                slot = self.slots[self._next % self.streams]
-                self._next += 1
-                self._collect(slot)
-                src = llr[a:b]
-                if not llr_pinned:
-                    slot.host_in[:count] = src
-                    src = slot.host_in[:count]
-                # small chunks (the latency path): one copy back, then a short host copy
-                direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN
-                try:
-                    drv.memcpy_htod_async(slot.dev_in, src, slot.stream)
-                    self.func.prepared_async_call(
-                        (-(-count // shape.frames_per_block), 1), (shape.threads, 1, 1), slot.stream,
-                        slot.dev_in, o.llr_scale, slot.dev_bits, int(o.packed), slot.dev_iters,
-                        slot.dev_valid, self.edges, self.layer_start,
-                        slot.dev_msgs if slot.dev_msgs is not None else 0,
-                        o.layout.n, o.layout.z, o.layout.layers, o.layout.nblocks, count,
-                        shape.frames_per_block, o.max_iterations, int(o.early_stop), RULES[o.algorithm],
-                        o.alpha, o.beta, shared_size=shape.shared_bytes)
-                    if direct:
-                        drv.memcpy_dtoh_async(out_bits[a:b], slot.dev_bits, slot.stream)
-                        drv.memcpy_dtoh_async(slot.host_out[:slot.flags], slot.dev_out, slot.stream)
-                    else:
-                        drv.memcpy_dtoh_async(slot.host_out[:slot.flags + count * slot.bits_width],
-                                              slot.dev_out, slot.stream)
-                except drv.Error as exc:
-                    raise CudaError(f"{self._where(start + a, start + b, batch)}: {exc}") from exc
-                slot.pending = (ticket, start + a, start + b, direct)
-
-    def _collect(self, slot: _Slot):
-        """Wait for a slot's chunk and store its results in its ticket."""
-        if slot.pending is None:
-            return
-        ticket, a, b, direct = slot.pending
-        slot.pending = None
-        try:
-            slot.stream.synchronize()
-        except driver().Error as exc:
-            raise CudaError(f"{self._where(a, b, ticket.bits.shape[0])}: {exc}") from exc
-        count = b - a
-        if not direct:
-            ticket.bits[a:b] = slot.host_bits[:count]
-        ticket.iterations[a:b] = slot.host_iters[:count]
-        ticket.valid[a:b] = slot.host_valid[:count].view(bool)
-
-    def collect(self, ticket: Ticket):
-        """Wait for every chunk of ``ticket`` on this device."""
-        with self.ctx.active():
-            for slot in self.slots:
-                if slot.pending is not None and slot.pending[0] is ticket:
-                    self._collect(slot)
+    def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+        d, lay, shape = self.dec, self.dec.layout, self.shape
+        self.func.prepared_async_call(
+            (shape.grid_blocks(count), 1), (shape.threads, 1, 1), stream,
+            dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.edges, self.layer_start,
+            scratch if scratch is not None else 0, lay.n, lay.z, lay.layers, lay.nblocks, count,
+            shape.frames_per_block, d.max_iterations, int(d.early_stop), RULES[d.algorithm], d.alpha, d.beta,
+            shared_size=shape.shared_bytes)
 
 
-class CudaDecoder:
-    """Binary QC-LDPC decoder on one or several GPUs.
+class CudaDecoder(StreamDecoder):
+    """Binary QC-LDPC decoder on one or several GPUs (the engine: :mod:`.engine`).
 
     Parameters
     ----------
@@ -265,10 +135,9 @@ class CudaDecoder:
             raise ValueError(f"preset={preset!r} is not one of {PRESETS}")
         if llr_dtype not in LLR_DTYPES:
             raise ValueError(f"llr_dtype={llr_dtype!r} is not one of {tuple(LLR_DTYPES)}")
-        for name, value in (("streams", streams), ("chunk_frames", chunk_frames),
-                            ("frames_per_block", frames_per_block)):
-            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
-                raise ValueError(f"{name} must be None or an integer >= 1, got {value!r}")
+        if frames_per_block is not None and (not isinstance(frames_per_block, (int, np.integer))
+                                             or frames_per_block < 1):
+            raise ValueError(f"frames_per_block must be None or an integer >= 1, got {frames_per_block!r}")
         if not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.code = code
@@ -279,31 +148,19 @@ class CudaDecoder:
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
         self.packed, self.check_finite = bool(packed), bool(check_finite)
-        self.bits_width = (code.n + 7) // 8 if self.packed else code.n
         self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset)
-        self.engines = [_DeviceEngine(DeviceContext(i), self, streams, chunk_frames, frames_per_block)
-                        for i in device_ids(devices)]
-        self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
-                      if len(self.engines) > 1 else None)
+        self._frames_per_block = frames_per_block
+        self._start(devices, streams, chunk_frames, "llr")
 
-    # ----------------------------------------------------------------- buffers
+    def _plan(self, ctx) -> _QcPlan:
+        return _QcPlan(ctx, self, self._frames_per_block)
+
     def pinned_llr(self, batch: int) -> np.ndarray:
         """A page-locked LLR array [batch, n] of ``llr_dtype`` that ``decode`` copies as is."""
         return pinned_empty((batch, self.code.n), self.llr_np_dtype, self.engines[0].ctx)
 
-    def preferred_batch(self, preset: str = "throughput") -> int:
-        """Frames per call: one wave of every device (``latency``), or every stream of
-        every device given a full chunk (``throughput``)."""
-        if preset == "latency":
-            return sum(e.shape.frames_per_wave for e in self.engines)
-        return sum(e.streams * e.chunk for e in self.engines)
-
-    def pinned_bits(self, batch: int) -> np.ndarray:
-        """A page-locked hard-decision array for ``out=``."""
-        return pinned_empty((batch, self.bits_width), np.uint8, self.engines[0].ctx)
-
-    def check_llr(self, llr) -> np.ndarray:
-        """Validate ``llr`` [batch, n] of ``llr_dtype``; returns a C-contiguous array."""
+    def check_llr(self, llr) -> tuple[np.ndarray, str]:
+        """Validate ``llr`` [batch, n] of ``llr_dtype``; (C-contiguous array, input kind)."""
         arr = np.asarray(llr)
         if arr.ndim == 1:
             arr = arr[None]
@@ -317,51 +174,7 @@ class CudaDecoder:
             arr = np.ascontiguousarray(arr)
         if self.check_finite:
             check_finite(arr, self.code.name)
-        return arr
-
-    # ------------------------------------------------------------------ decode
-    def _ticket(self, llr, out) -> tuple:
-        arr = self.check_llr(llr)
-        batch = arr.shape[0]
-        if out is None:
-            out = np.empty((batch, self.bits_width), np.uint8)
-        elif out.shape != (batch, self.bits_width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, self.bits_width)}, "
-                             f"got {out.dtype} {out.shape}")
-        if len(self.engines) == 1:
-            parts = ((self.engines[0], 0, batch),)
-        else:
-            edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
-            parts = tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
-        return arr, Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts)
-
-    def submit(self, llr, out=None) -> Ticket:
-        """Issue a batch and return at once; ``out`` (optional) receives the hard decisions."""
-        arr, ticket = self._ticket(llr, out)
-        for eng, a, b in ticket.parts:
-            eng.issue(ticket, a, b, arr[a:b])
-        return ticket
-
-    def result(self, ticket: Ticket) -> DecodeResult:
-        """Wait for a submitted batch; its DecodeResult (bits packed when ``packed``)."""
-        for eng, _, _ in ticket.parts:
-            eng.collect(ticket)
-        return self._result(ticket)
-
-    def decode(self, llr, out=None) -> DecodeResult:
-        """Decode a batch: ``result(submit(llr, out))``, devices driven from one thread each."""
-        if self._pool is None:
-            return self.result(self.submit(llr, out))
-        arr, ticket = self._ticket(llr, out)
-
-        def run(part):
-            eng, a, b = part
-            eng.issue(ticket, a, b, arr[a:b])
-            eng.collect(ticket)
-
-        for f in [self._pool.submit(run, p) for p in ticket.parts]:
-            f.result()
-        return self._result(ticket)
+        return arr, "llr"
 
     def _result(self, ticket):
         k = self.code.k
@@ -386,7 +199,7 @@ class CudaDecoder:
             func = eng.ctx.function("syndrome", "syndrome_weight")
             d_bits, d_weight = drv.to_device(bits), drv.to_device(weight)
             try:
-                func(d_bits, d_weight, eng.edges, eng.layer_start, np.int32(layout.layers),
+                func(d_bits, d_weight, eng.plan.edges, eng.plan.layer_start, np.int32(layout.layers),
                      np.int32(layout.n), np.int32(layout.z), np.int32(bits.shape[0]),
                      block=(threads, 1, 1), grid=(-(-bits.shape[0] * layout.layers * layout.z // threads), 1))
                 drv.memcpy_dtoh(weight, d_weight)
@@ -395,23 +208,15 @@ class CudaDecoder:
                                 f"{bits.shape[0]} frames, device {eng.ctx.id}): {exc}") from exc
         return weight
 
-    @property
-    def devices(self) -> list[DeviceContext]:
-        return [e.ctx for e in self.engines]
-
     def describe(self) -> dict:
         """Kernel, launch shape and streams per device (for logs and benchmarks)."""
         return {"kernel": self.kernel, "devices": [
             {"id": e.ctx.id, "name": e.ctx.name, "module": e.ctx.module_origin(KERNEL_MODULE),
-             "registers": e.attributes.registers, "frames_per_block": e.shape.frames_per_block,
-             "threads": e.shape.threads, "shared_bytes": e.shape.shared_bytes,
-             "blocks_per_sm": e.shape.blocks_per_sm, "frames_per_wave": e.shape.frames_per_wave,
+             "registers": e.plan.attributes.registers, "frames_per_block": e.plan.shape.frames_per_block,
+             "blocks_per_frame": e.plan.shape.blocks_per_frame,
+             "threads": e.plan.shape.threads, "shared_bytes": e.plan.shape.shared_bytes,
+             "blocks_per_sm": e.plan.shape.blocks_per_sm, "frames_per_wave": e.plan.frames_per_wave,
              "streams": e.streams, "chunk_frames": e.chunk} for e in self.engines]}
-
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
 
     def __repr__(self):
         return (f"CudaDecoder({self.code.name!r}, {self.algorithm}, {self.schedule}, "

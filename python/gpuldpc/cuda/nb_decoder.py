@@ -1,4 +1,4 @@
-"""GF(q) decoding on one GPU: Min-Max (flooding / block-layered) and FFT-SPA kernels.
+"""GF(q) decoding on the GPU: Min-Max (flooding / block-layered) and FFT-SPA kernels.
 
 ::
 
@@ -16,12 +16,13 @@ block decodes one frame through all its iterations (one launch per chunk of fram
 bit LLRs are turned into symbol LLRs inside the kernel (``nb_common.cuh``), so a
 caller may hand either and only ``n*m`` floats per frame cross PCIe for bit LLRs.
 
-Context machinery shared with the binary decoder (:mod:`.context`): the device's
-retained primary context pushed and popped around every call, page-locked staging
-buffers (:func:`.context.pinned_empty`) reused across calls, ``streams`` streams each
-owning its buffers, issued depth-first (copy in, kernel, copy out) with a stream's
-results collected only when its buffers are needed again.  Launch shape from the
-device's limits and the kernel's registers (:func:`.nb_layout.launch_shape`).
+The stream engine is the binary decoder's (:mod:`.engine`): the device's retained
+primary context pushed and popped around every call, page-locked buffers reused
+across calls, ``streams`` streams per device each owning its buffers, issued
+depth-first (copy in, kernel, copy out), ``submit``/``result``, several GPUs
+(``devices``), device-resident input (``decode_device``).  This module gives it
+the per-device plan: the kernel, the tables and the block shape from the device's
+limits and the kernel's registers (:func:`.nb_layout.launch_shape`).
 
 Outputs are a :class:`~gpuldpc.decoders.front.DecodeResult` with the symbols (element
 integers) in ``bits``, the information symbols in ``info``, iterations and syndrome
@@ -32,12 +33,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..decoders.front import check_finite, make_result
-from .context import CudaError, DeviceContext, pinned_empty
+from .context import CudaError, DeviceContext
 from .driver import driver
-from .nb_layout import NbLayout, launch_shape, nb_layout
+from .engine import StreamDecoder
+from .nb_layout import launch_shape, nb_layout
 
 ALGORITHMS = ("minmax", "mmma", "fft-spa")
 SCHEDULES = ("layered", "flooding")
+# argument types of the entry points (prepared calls): kernels/nb_minmax.cu, kernels/nb_fftspa.cu
+_MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7
+_FFTSPA_ARGS = "Pi" + "P" * 13 + "i" * 7
 
 
 def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
@@ -45,44 +50,74 @@ def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
     return ("nb_fftspa", f"nb_fftspa_q{q}") if algorithm == "fft-spa" else ("nb_minmax", f"nb_minmax_q{q}")
 
 
-class _Slot:
-    """One stream with its device buffers and page-locked host buffers.
+class _NbPlan:
+    """The GF(q) kernel on one device (the stream engine's plan, :mod:`.engine`): entry
+    point, GF tables and index tables, block shape (:func:`.nb_layout.launch_shape`).
 
-    Buffers are sized on first use for the frames a launch needs (at most the
-    decoder's ``chunk_frames``) and the input's floats per frame (bit or symbol LLRs),
-    grown when a later call needs more, and reused otherwise.
+    Scratch of a stream, per frame (float32): posteriors ``L``/``T``/``Pch`` [n, q], the
+    flooding Min-Max channel copy [n, q], messages ``R`` [E, q] (FFT-SPA keeps two copies).
     """
 
-    def __init__(self, ctx, layout: NbLayout, channel_copy: bool, r_copies: int):
-        self.ctx, self.layout, self.channel_copy, self.r_copies = ctx, layout, channel_copy, r_copies
-        self.stream = driver().Stream()
-        self.frames = 0
-        self.in_floats = 0
-        self.pending = None                                                # (start, stop) in flight
-
-    def reserve(self, frames: int, in_floats: int):
-        """Make room for ``frames`` frames of ``in_floats`` input floats each."""
+    def __init__(self, ctx, dec: "NbCudaDecoder"):
         drv = driver()
-        n, q, e = self.layout.n, self.layout.q, self.layout.edges
-        if frames * in_floats > self.frames * self.in_floats:
-            self.dev_in = drv.mem_alloc(4 * frames * in_floats)
-            self.host_in = pinned_empty(frames * in_floats, np.float32, self.ctx)
-            self.in_floats = in_floats
-        if frames > self.frames:
-            self.dev_post = drv.mem_alloc(4 * frames * n * q)              # L / T / Pch
-            self.dev_chan = drv.mem_alloc(4 * frames * n * q) if self.channel_copy else None
-            self.dev_r = drv.mem_alloc(4 * frames * e * q * self.r_copies)
-            self.dev_sym = drv.mem_alloc(frames * n)
-            self.dev_iters = drv.mem_alloc(4 * frames)
-            self.dev_valid = drv.mem_alloc(frames)
-            self.host_sym = pinned_empty((frames, n), np.uint8, self.ctx)
-            self.host_iters = pinned_empty(frames, np.int32, self.ctx)
-            self.host_valid = pinned_empty(frames, np.uint8, self.ctx)
-            self.frames = frames
+        lay = dec.layout
+        self.dec, self.name = dec, dec.kernel
+        self.fft = dec.algorithm == "fft-spa"
+        self.func = ctx.function(dec.module, dec.kernel)
+        self.attributes = ctx.kernel_attributes(self.func)
+        self.shape = launch_shape(dec.algorithm, lay, ctx.limits, self.attributes, dec.rows_at_once, dec.units,
+                                  dec.preset)
+        self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared)
+        self.func.prepare(_FFTSPA_ARGS if self.fft else _MINMAX_ARGS)
+        self.tables = {name: drv.to_device(np.ascontiguousarray(getattr(lay, name)))
+                       for name in ("exp", "log", "row_ptr", "edge_col", "edge_h", "vn_ptr", "vn_edge",
+                                    "edge_other")}
+        self.tables["group_ptr"] = drv.to_device(dec.groups[0])
+        self.tables["group_rows"] = drv.to_device(dec.groups[1])
+        self.bits_width = lay.n
+        self.frames_per_wave = ctx.limits.sm_count * self.shape.blocks_per_sm
+        self.default_streams = 1 if dec.preset == "latency" else 2
+        self.channel_copy = dec.schedule == "flooding" and not self.fft
+        self.nq = lay.n * lay.q
+
+    def default_chunk(self, streams, free_bytes) -> int:
+        """Two waves of resident blocks (one for latency), at most an eighth of the free
+        device memory per stream."""
+        per_frame = self.scratch_bytes(1) + self.frame_bytes("symbols") + self.bits_width + 5
+        waves = 1 if self.dec.preset == "latency" else 2
+        return max(1, min(waves * self.frames_per_wave, free_bytes // (8 * streams * per_frame)))
+
+    def frame_bytes(self, kind) -> int:
+        lay = self.dec.layout
+        return 4 * (lay.n * lay.bits_per_symbol if kind == "bits" else self.nq)
+
+    def scratch_bytes(self, frames) -> int:
+        lay = self.dec.layout
+        return 4 * frames * (self.nq * (2 if self.channel_copy else 1) + lay.edges * lay.q * (2 if self.fft else 1))
+
+    def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+        d, lay, t = self.dec, self.dec.layout, self.tables
+        post = int(scratch)
+        r = post + 4 * capacity * self.nq * (2 if self.channel_copy else 1)
+        ptr = np.intp
+        head = (ptr(int(dev_in)), np.int32(kind == "bits"), ptr(post))
+        outs = (ptr(out[0]), ptr(out[1]), ptr(out[2]), t["exp"], t["log"], t["row_ptr"], t["edge_col"], t["edge_h"])
+        sizes = (np.int32(lay.n), np.int32(lay.m), np.int32(lay.edges), np.int32(lay.max_degree))
+        run = (np.int32(d.max_iterations), np.int32(d.early_stop))
+        if self.fft:
+            args = head + (ptr(r),) + outs + (t["edge_other"], t["vn_ptr"], t["vn_edge"]) + sizes + (
+                np.int32(lay.max_column_weight),) + run
+        else:
+            chan = ptr(post + 4 * capacity * self.nq if self.channel_copy else 0)
+            args = head + (chan, ptr(r)) + outs + (t["group_ptr"], t["group_rows"], np.int32(len(d.groups[0]) - 1),
+                                                   t["vn_ptr"], t["vn_edge"]) + sizes + run + (
+                np.int32(d.schedule == "flooding"),)
+        self.func.prepared_async_call((count, 1), (self.shape.threads, 1, 1), stream, *args,
+                                      shared_size=self.shape.shared)
 
 
-class NbCudaDecoder:
-    """GF(q) LDPC decoder on one CUDA device.
+class NbCudaDecoder(StreamDecoder):
+    """GF(q) LDPC decoder on one or several CUDA devices (the engine: :mod:`.engine`).
 
     Parameters
     ----------
@@ -95,13 +130,14 @@ class NbCudaDecoder:
     max_iterations : int >= 1
     early_stop : bool
         A frame stops after the first iteration whose decisions satisfy every check.
-    device : int
-        CUDA device id.
-    streams : int >= 1
-        Streams (each with its own buffers), issued depth-first.
+    devices : "all", int or list of int
+        GPUs to use; a batch is split over them in equal parts.
+    streams : int or None
+        Streams per device (each with its own buffers), issued depth-first; None: 2
+        (``throughput``) or 1 (``latency``).
     chunk_frames : int or None
-        Frames per launch per stream; None: two waves of resident blocks, at most
-        an eighth of the free device memory per stream.
+        Frames per launch per stream; None: two waves of resident blocks (one for
+        ``latency``), at most an eighth of the free device memory per stream.
     units : int or None
         Check rows per block at once (Min-Max workers / FFT-SPA groups); None: from ``preset``.
     preset : {"throughput", "latency"}
@@ -111,17 +147,19 @@ class NbCudaDecoder:
         Reject NaN and infinite LLRs (ValueError naming the frames).
     """
 
+    device_kind = "symbols"
+
     def __init__(self, code, algorithm: str = "minmax", schedule: str = "layered", max_iterations: int = 10,
-                 early_stop: bool = True, *, device: int = 0, streams: int = 2,
+                 early_stop: bool = True, *, devices="all", streams: int | None = None,
                  chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput",
                  check_finite: bool = True):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}")
-        for name, value in (("max_iterations", max_iterations), ("streams", streams)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) \
+                or max_iterations < 1:
+            raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.code = code
         self.layout = layout = nb_layout(code)
         self.algorithm = algorithm
@@ -129,163 +167,63 @@ class NbCudaDecoder:
         self.max_iterations = int(max_iterations)
         self.early_stop = bool(early_stop)
         self.check_finite = bool(check_finite)
-        self.ctx = DeviceContext(device)
-        drv = driver()
+        self.units, self.preset = units, preset
         flooding = self.schedule == "flooding"
-        self._groups = (layout.flood_ptr, layout.flood_rows) if flooding else (layout.layer_ptr, layout.layer_rows)
-        rows_at_once = layout.m if flooding or algorithm == "fft-spa" else layout.largest_layer
+        self.groups = (layout.flood_ptr, layout.flood_rows) if flooding else (layout.layer_ptr, layout.layer_rows)
+        self.rows_at_once = layout.m if flooding or algorithm == "fft-spa" else layout.largest_layer
         self.module, self.kernel = kernel_name(algorithm, layout.q)
-        with self.ctx.active():
-            self._func = self.ctx.function(self.module, self.kernel)
-            self.kernel_attributes = self.ctx.kernel_attributes(self._func)
-            self.shape = launch_shape(algorithm, layout, self.ctx.limits, self.kernel_attributes,
-                                      rows_at_once, units, preset)
-            self._func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared)
-            self._tables = {name: drv.to_device(np.ascontiguousarray(getattr(layout, name)))
-                            for name in ("exp", "log", "row_ptr", "edge_col", "edge_h", "vn_ptr", "vn_edge",
-                                         "edge_other")}
-            self._tables["group_ptr"] = drv.to_device(self._groups[0])
-            self._tables["group_rows"] = drv.to_device(self._groups[1])
-            per_frame = 4 * layout.q * (layout.n * (3 if flooding and algorithm != "fft-spa" else 2)
-                                        + layout.edges * (2 if algorithm == "fft-spa" else 1)) + layout.n + 5
-            self.wave = wave = self.ctx.limits.sm_count * self.shape.blocks_per_sm
-            if chunk_frames is None:
-                chunk_frames = max(1, min(2 * wave, self.ctx.free_memory() // (8 * streams * per_frame)))
-            elif isinstance(chunk_frames, bool) or not isinstance(chunk_frames, (int, np.integer)) \
-                    or chunk_frames < 1:
-                raise ValueError(f"chunk_frames must be an integer >= 1, got {chunk_frames!r}")
-            self.chunk_frames = int(chunk_frames)
-            fft = algorithm == "fft-spa"
-            self._slots = [_Slot(self.ctx, layout, flooding and not fft, 2 if fft else 1)
-                           for _ in range(int(streams))]
+        self._start(devices, streams, chunk_frames, "bits")
 
     accepts_bit_llr = True      # gl.Decoder hands [batch, n*m] bit LLRs through: converted on the GPU
 
+    def _plan(self, ctx) -> _NbPlan:
+        return _NbPlan(ctx, self)
+
+    @property
+    def shape(self):
+        """Block shape on the first device."""
+        return self.engines[0].plan.shape
+
+    @property
+    def kernel_attributes(self):
+        return self.engines[0].plan.attributes
+
     @property
     def streams(self) -> int:
-        return len(self._slots)
+        return self.engines[0].streams
 
-    def preferred_batch(self, preset: str = "throughput") -> int:
-        """Frames per call: one wave (``latency``) or a chunk for every stream (``throughput``)."""
-        return self.wave if preset == "latency" else self.streams * self.chunk_frames
+    @property
+    def chunk_frames(self) -> int:
+        return self.engines[0].chunk
 
     # ---- input checks ----------------------------------------------------
-    def check_llr(self, llr) -> tuple[np.ndarray, bool]:
-        """(float32 C-contiguous [batch, ...], True for bit LLRs) or a clear exception."""
+    def check_llr(self, llr) -> tuple[np.ndarray, str]:
+        """(float32 C-contiguous [batch, ...], "bits" or "symbols") or a clear exception."""
         n, q, m = self.layout.n, self.layout.q, self.layout.bits_per_symbol
         arr = np.asarray(llr)
         if arr.dtype.kind != "f":
             raise TypeError(f"code {self.code.name!r}: LLRs must be floating point (float32), got dtype "
                             f"{arr.dtype}")
         if arr.ndim == 3 and arr.shape[1:] == (n, q):
-            bits = False
+            kind = "symbols"
         elif arr.ndim == 2 and arr.shape[1] == n * m:
-            bits = True
+            kind = "bits"
         else:
             raise ValueError(f"code {self.code.name!r}: LLRs must be symbol LLRs [batch, {n}, {q}] or bit "
                              f"LLRs [batch, {n * m}] (n*m, m = {m} bits per symbol), got shape {arr.shape}")
         arr = np.ascontiguousarray(arr, dtype=np.float32)
         if self.check_finite:
             check_finite(arr, self.code.name)
-        return arr, bits
+        return arr, kind
 
-    # ---- decoding ----------------------------------------------------------
-    def _launch(self, slot: _Slot, frames: int, bits: bool):
-        t, lay = self._tables, self.layout
-        gptr, grows = self._groups
-        sizes = (np.int32(lay.n), np.int32(lay.m), np.int32(lay.edges), np.int32(lay.max_degree))
-        common = sizes + (np.int32(self.max_iterations), np.int32(self.early_stop))
-        if self.algorithm == "fft-spa":
-            args = (slot.dev_in, np.int32(bits), slot.dev_post, slot.dev_r, slot.dev_sym, slot.dev_iters,
-                    slot.dev_valid, t["exp"], t["log"], t["row_ptr"], t["edge_col"], t["edge_h"],
-                    t["edge_other"], t["vn_ptr"], t["vn_edge"]) + sizes + (
-                    np.int32(lay.max_column_weight), np.int32(self.max_iterations), np.int32(self.early_stop))
-        else:
-            flooding = self.schedule == "flooding"
-            args = (slot.dev_in, np.int32(bits), slot.dev_post,
-                    slot.dev_chan if flooding else np.intp(0), slot.dev_r, slot.dev_sym, slot.dev_iters,
-                    slot.dev_valid, t["exp"], t["log"], t["row_ptr"], t["edge_col"], t["edge_h"],
-                    t["group_ptr"], t["group_rows"], np.int32(len(gptr) - 1), t["vn_ptr"],
-                    t["vn_edge"]) + common + (np.int32(flooding),)
-        self._func(*args, block=(self.shape.threads, 1, 1), grid=(frames, 1), shared=self.shape.shared,
-                   stream=slot.stream)
-
-    def _where(self, a: int, b: int, batch: int) -> str:
-        return (f"kernel {self.kernel} (code {self.code.name!r}, {self.algorithm}/{self.schedule}, "
-                f"frames {a}..{b - 1} of a batch of {batch})")
-
-    def _issue(self, slot: _Slot, arr: np.ndarray, a: int, b: int, bits: bool):
-        drv = driver()
-        count = b - a
-        src = slot.host_in[:count * arr[0].size].reshape((count,) + arr.shape[1:])
-        np.copyto(src, arr[a:b])
-        try:
-            drv.memcpy_htod_async(slot.dev_in, src, slot.stream)
-            self._launch(slot, count, bits)
-            drv.memcpy_dtoh_async(slot.host_sym[:count], slot.dev_sym, slot.stream)
-            drv.memcpy_dtoh_async(slot.host_iters[:count], slot.dev_iters, slot.stream)
-            drv.memcpy_dtoh_async(slot.host_valid[:count], slot.dev_valid, slot.stream)
-        except drv.Error as exc:
-            raise CudaError(f"{self._where(a, b, arr.shape[0])}: {exc}") from exc
-        slot.pending = (a, b)
-
-    def _collect(self, slot: _Slot, out, batch: int):
-        a, b = slot.pending
-        try:
-            slot.stream.synchronize()
-        except driver().Error as exc:
-            raise CudaError(f"{self._where(a, b, batch)}: {exc}") from exc
-        sym, iters, valid = out
-        sym[a:b] = slot.host_sym[:b - a]
-        iters[a:b] = slot.host_iters[:b - a]
-        valid[a:b] = slot.host_valid[:b - a]
-        slot.pending = None
-
-    def decode(self, llr):
-        """Decode symbol LLRs [batch, n, q] or bit LLRs [batch, n*m]; returns a DecodeResult."""
-        arr, bits = self.check_llr(llr)
-        batch = arr.shape[0]
-        out = (np.empty((batch, self.layout.n), np.uint8), np.empty(batch, np.int32),
-               np.empty(batch, np.uint8))
-        per_launch = min(batch, self.chunk_frames)
-        with self.ctx.active():
-            for slot in self._slots[:-(-batch // per_launch)]:
-                slot.reserve(per_launch, arr[0].size)
-            for k, a in enumerate(range(0, batch, self.chunk_frames)):
-                slot = self._slots[k % len(self._slots)]
-                if slot.pending is not None:
-                    self._collect(slot, out, batch)
-                self._issue(slot, arr, a, min(a + self.chunk_frames, batch), bits)
-            for slot in self._slots:
-                if slot.pending is not None:
-                    self._collect(slot, out, batch)
-        return make_result(self.code, out[0], out[1], out[2].astype(bool))
-
-    def kernel_seconds(self, llr, repeats: int = 5) -> float:
-        """Median time of one launch on the first ``chunk_frames`` frames of ``llr`` (inputs on
-        the device already): the kernel-only figure of bench/gpu_nb.py."""
-        arr, bits = self.check_llr(llr)
-        count = min(arr.shape[0], self.chunk_frames)
-        drv = driver()
-        slot = self._slots[0]
-        with self.ctx.active():
-            slot.reserve(count, arr[0].size)
-            drv.memcpy_htod(slot.dev_in, np.ascontiguousarray(arr[:count]))
-            times = []
-            for _ in range(repeats + 1):
-                start, stop = drv.Event(), drv.Event()
-                start.record(slot.stream)
-                self._launch(slot, count, bits)
-                stop.record(slot.stream)
-                stop.synchronize()
-                times.append(stop.time_since(start) * 1e-3)
-        return float(np.median(times[1:]))
+    def _result(self, ticket):
+        return make_result(self.code, ticket.bits, ticket.iterations, ticket.valid)
 
     def __repr__(self):
         return (f"NbCudaDecoder({self.code.name!r}, {self.algorithm!r}, {self.schedule!r}, "
                 f"max_iterations={self.max_iterations}, early_stop={self.early_stop}, "
                 f"units={self.shape.units}, threads={self.shape.threads}, chunk_frames={self.chunk_frames}, "
-                f"streams={self.streams}, device={self.ctx.name!r})")
+                f"streams={self.streams}, devices={[e.ctx.id for e in self.engines]})")
 
 
 def bit_llr_to_symbol_llr(bit_llr, q: int, device: int = 0) -> np.ndarray:
@@ -318,7 +256,7 @@ def bit_llr_to_symbol_llr(bit_llr, q: int, device: int = 0) -> np.ndarray:
 def make(code, settings) -> NbCudaDecoder:
     """The GF(q) CUDA decoder for validated ``front.Settings`` (for gpuldpc.decoders.cuda to call)."""
     options = dict(settings.options)
-    known = ("device", "streams", "chunk_frames", "units", "preset")
+    known = ("devices", "streams", "chunk_frames", "units", "preset")
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"unknown GF(q) cuda option(s) {unknown}; known: {', '.join(known)}")

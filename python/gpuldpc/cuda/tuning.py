@@ -67,10 +67,15 @@ class LaunchShape:
     shared_bytes: int
     blocks_per_sm: int
     sm_count: int
+    blocks_per_frame: int = 1       # thread-block cluster kernels: the CTAs that share one frame
 
     @property
     def frames_per_wave(self) -> int:
-        return self.frames_per_block * self.blocks_per_sm * self.sm_count
+        return self.frames_per_block * self.blocks_per_sm * self.sm_count // self.blocks_per_frame
+
+    def grid_blocks(self, frames: int) -> int:
+        """Blocks of a launch of ``frames`` frames."""
+        return -(-frames // self.frames_per_block) * self.blocks_per_frame
 
 
 def shared_bytes(layout, frames_per_block: int, flooding: bool) -> int:

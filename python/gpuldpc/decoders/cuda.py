@@ -30,7 +30,13 @@ class CudaBackend:
         self.llr_dtypes = (np.dtype(decoder.llr_np_dtype),)
 
     def decode(self, llr) -> DecodeResult:
-        res = self.decoder.decode(llr)
+        return self._unpacked(self.decoder.decode(llr))
+
+    def decode_device(self, llr, frames: int) -> DecodeResult:
+        """LLRs already in device memory (:meth:`gpuldpc.cuda.StreamDecoder.decode_device`)."""
+        return self._unpacked(self.decoder.decode_device(llr, frames))
+
+    def _unpacked(self, res) -> DecodeResult:
         if not self.decoder.packed:
             return res
         code = self.decoder.code

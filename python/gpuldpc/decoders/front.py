@@ -199,6 +199,22 @@ class Decoder:
         """Decode a batch of frames; see the class docstring for the conventions."""
         return self._impl.decode(self.check_llr(llr))
 
+    def decode_device(self, llr, frames: int) -> DecodeResult:
+        """Decode ``frames`` frames whose LLRs are already on the GPU (cuda backend only).
+
+        ``llr``: a device allocation (PyCUDA ``DeviceAllocation`` or an integer device
+        pointer) on the decoder's first device holding the frames one after the
+        other: float32 [frames, n] for binary codes (the backend's ``llr_dtype``),
+        symbol LLRs float32 [frames, n, q] for GF(q) codes.  No copy in and no finite
+        check (the values never visit the host): for pipelines whose LLRs are made on
+        the GPU, such as the simulator's noise (:mod:`gpuldpc.sim.gpu_channel`).
+        """
+        own = getattr(self._impl, "decode_device", None)
+        if own is None:
+            raise TypeError(f"decode_device needs the cuda backend; this decoder runs on {self.backend!r}: "
+                            "hand host arrays to decode()")
+        return own(llr, frames)
+
     def pinned_llr(self, frames: int) -> np.ndarray:
         """An LLR array [frames, ...] that ``decode`` takes without staging it.
 

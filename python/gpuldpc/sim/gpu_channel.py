@@ -6,13 +6,12 @@ Philox4x64-10 stream and Box-Muller normals as :mod:`gpuldpc.sim.noise`, the
 same channel arithmetic as :mod:`gpuldpc.sim.frames`, so a GPU batch equals
 the CPU's regeneration of it to a few float32 ulp (tests/sim/test_gpu_noise.py).
 
-The decoder reads the LLRs straight from device memory when its front door
-offers ``decode_device(llr_device_allocation, frames) -> DecodeResult``;
-otherwise they come back to a reused page-locked buffer, which the cuda
-backend copies to the GPU as is, through ``Decoder.decode`` (one
-device-to-host copy per batch, still far cheaper than drawing the noise on the
-host).  Context, kernel loading (installed fatbin, else ``kernels/sim_noise.cu``
-compiled once and cached) and pinned memory are the cuda backend's
+The decoder reads the LLRs straight from device memory
+(:meth:`gpuldpc.Decoder.decode_device`): no host round trip per batch, only the
+hard decisions, iterations and flags come back.  :meth:`DeviceTransmitter.llr_host`
+copies a batch to the host for the regeneration test.  Context, kernel loading
+(installed fatbin, else ``kernels/sim_noise.cu`` compiled once and cached) and
+pinned memory are the cuda backend's
 (:class:`gpuldpc.cuda.DeviceContext`, DESIGN.md "GPU rules"); a worker process
 pinned to one GPU (``CUDA_VISIBLE_DEVICES``) sees it as device 0.
 """
@@ -117,11 +116,7 @@ class DeviceTransmitter:
 
 def simulate_batch_on_device(decoder, device: DeviceTransmitter, ebn0_db: float, batch: int,
                              frames: int) -> BatchCounts:
-    """LLRs on the GPU, decode, count (module docstring)."""
+    """LLRs on the GPU, decode them there, count (module docstring)."""
     t0 = time.perf_counter()
-    decode_device = getattr(decoder, "decode_device", None)
-    if decode_device is not None:
-        result = decode_device(device.llr_device(ebn0_db, batch, frames), frames)
-    else:
-        result = decoder.decode(device.llr_host(ebn0_db, batch, frames))
+    result = decoder.decode_device(device.llr_device(ebn0_db, batch, frames), frames)
     return count_batch(device.transmitter, batch, result, time.perf_counter() - t0, decoder.backend)
