@@ -95,3 +95,23 @@ def test_nb_out_of_memory_names_the_need(cuda):
 
     with pytest.raises(MemoryError, match=r"gf256-384-128.*MiB of device memory.*lower streams"):
         NbCudaDecoder(gl.codes.get("gf256-384-128"), "fft-spa", devices=[0], streams=4, chunk_frames=10**7)
+
+
+@pytest.mark.parametrize("batch", [1, 6, 300])
+@pytest.mark.parametrize("pinned", [False, True])
+def test_zero_copy_latency_path_equals_throughput_path(cuda, frames, batch, pinned):
+    """The latency preset reads the LLRs and writes its results in mapped host memory."""
+    code = gl.codes.get("wimax-2304-1/2")
+    cw, llr = frames(code, 2.0, batch, seed=batch)
+    fast = cuda.CudaDecoder(code, devices=[0], preset="latency")
+    bulk = cuda.CudaDecoder(code, devices=[0])
+    assert fast.engines[0].plan.zero_copy and not bulk.engines[0].plan.zero_copy
+    src = fast.pinned_llr(batch) if pinned else llr.copy()
+    src[:] = llr
+    out = fast.pinned_bits(batch) if pinned else None
+    got = fast.decode(src, out=out)
+    _same(got, bulk.decode(llr))
+    if pinned:
+        assert got.bits is out
+    _same(fast.decode(src), got)                     # the slot reused
+    assert fast.kernel_seconds(llr, frames=batch, repeats=2) > 0

@@ -14,7 +14,7 @@ import numpy as np
 from ..decoders.front import BINARY_ALGORITHMS, SCHEDULES, DecodeResult, check_finite
 from .context import CudaError, DeviceContext, pinned_empty
 from .driver import driver
-from .engine import DIRECT_BITS_MIN, StreamDecoder, Ticket  # noqa: F401  (re-exported)
+from .engine import StreamDecoder
 from .layout import NotQuasiCyclic, qc_layout
 from .tuning import PRESETS, launch_shape
 
@@ -78,6 +78,9 @@ class _QcPlan:
         self.msg_floats = layout.nblocks * layout.z if dec.kernel.startswith("qc_stored") else 0
         self.frames_per_wave = self.shape.frames_per_wave
         self.default_streams = 1 if dec.preset == "latency" else 8
+        # latency: the kernel reads the LLRs (one coalesced pass) and writes its results
+        # in mapped host memory, no copies (:mod:`.engine`)
+        self.zero_copy = dec.preset == "latency" and ctx.unified
 
     def default_chunk(self, streams, free_bytes) -> int:
         """One wave (latency) or two (throughput) per stream launch."""

@@ -28,6 +28,10 @@ shape); the engine asks it for
   ``check_llr`` names the kind of each call);
 * ``scratch_bytes(frames)``: device scratch of one stream (messages);
 * ``default_streams``, ``default_chunk(streams, free_bytes)``, ``frames_per_wave``;
+* ``zero_copy``: True for the latency preset on a device with unified addressing:
+  the kernel reads the LLRs from and writes its results to mapped page-locked host
+  memory in place (no copy in, no copy out: two driver calls and two transfers'
+  latency less per call);
 * ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with
   ``out = (dev_bits, dev_iters, dev_valid)``: enqueue the kernel(s) of ``count``
   frames (asynchronous).
@@ -39,7 +43,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .context import CudaError, DeviceContext, is_pinned, pinned_empty
+from .context import CudaError, DeviceContext, is_pinned, mapped_address, pinned_empty
 from .driver import device_ids, driver
 
 # hard decisions of a chunk larger than this go straight into a page-locked `out` array;
@@ -70,11 +74,12 @@ class _Slot:
     (uint8), padding to 16 bytes, then the hard decisions; so a chunk's results come
     back in one copy (its first ``flags + count * bits_width`` bytes), or in two when
     the bits go straight into the caller's page-locked array.  The input buffers are
-    sized for the largest input kind used so far."""
+    sized for the largest input kind used so far.  A ``zero_copy`` slot has no device
+    copies of them: the kernel works on the mapped host buffers."""
 
-    def __init__(self, ctx, capacity, bits_width, scratch_bytes):
+    def __init__(self, ctx, capacity, bits_width, scratch_bytes, zero_copy=False):
         drv = driver()
-        self.ctx = ctx
+        self.ctx, self.zero_copy = ctx, zero_copy
         self.stream = drv.Stream()
         self.capacity = capacity
         self.flags = -(-5 * capacity // 16) * 16
@@ -83,17 +88,20 @@ class _Slot:
         self.host_iters = self.host_out[:4 * capacity].view(np.int32)
         self.host_valid = self.host_out[4 * capacity:5 * capacity]
         self.host_bits = self.host_out[self.flags:].reshape(capacity, bits_width)
-        self.dev_out = drv.mem_alloc(self.host_out.nbytes)
-        self.out = (int(self.dev_out) + self.flags, int(self.dev_out), int(self.dev_out) + 4 * capacity)
+        self.dev_out = None if zero_copy else drv.mem_alloc(self.host_out.nbytes)
+        base = mapped_address(self.host_out) if zero_copy else int(self.dev_out)
+        self.out = (base + self.flags, base, base + 4 * capacity)
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
+        self.last_input = None  # zero-copy: the host rows of the last launch (kernel_seconds)
         self.pending = None     # (ticket, start, stop, bits written directly)
 
     def reserve_input(self, frame_bytes: int):
         """Pinned and device input buffers for ``capacity`` frames of ``frame_bytes``."""
         if frame_bytes > self.frame_bytes:
             self.host_in = pinned_empty(self.capacity * frame_bytes, np.uint8, self.ctx)
-            self.dev_in = driver().mem_alloc(self.capacity * frame_bytes)
+            self.dev_in = (mapped_address(self.host_in) if self.zero_copy
+                           else driver().mem_alloc(self.capacity * frame_bytes))
             self.frame_bytes = frame_bytes
 
     def staged(self, src: np.ndarray) -> np.ndarray:
@@ -123,7 +131,8 @@ class DeviceEngine:
             try:
                 if need > free:
                     raise drv.MemoryError("requested more than the free device memory")
-                self.slots = [_Slot(ctx, self.chunk, plan.bits_width, scratch) for _ in range(self.streams)]
+                self.slots = [_Slot(ctx, self.chunk, plan.bits_width, scratch, plan.zero_copy)
+                              for _ in range(self.streams)]
                 for slot in self.slots:
                     slot.reserve_input(frame_bytes)
             except drv.MemoryError as exc:
@@ -153,20 +162,24 @@ class DeviceEngine:
             slot = self.slots[self._next % self.streams]
             self._next += 1
             self.collect_slot(slot)
-            direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN
+            direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN and not slot.zero_copy
             try:
                 if on_device:
                     dev_in = llr.pointer + a * llr.frame_bytes
                 else:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
-                    drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
-                    dev_in = slot.dev_in
+                    if slot.zero_copy:
+                        dev_in = (llr_pinned and mapped_address(src)) or mapped_address(slot.staged(src))
+                        slot.last_input = src
+                    else:
+                        drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
+                        dev_in = slot.dev_in
                 self.plan.launch(slot.stream, count, dev_in, kind, slot.out, slot.scratch, slot.capacity)
                 if direct:
                     drv.memcpy_dtoh_async(out_bits[a:b], slot.out[0], slot.stream)
                     drv.memcpy_dtoh_async(slot.host_out[:slot.flags], slot.dev_out, slot.stream)
-                else:
+                elif not slot.zero_copy:        # zero copy: the kernel wrote slot.host_out in place
                     drv.memcpy_dtoh_async(slot.host_out[:slot.flags + count * slot.bits_width],
                                           slot.dev_out, slot.stream)
             except drv.Error as exc:
@@ -196,22 +209,27 @@ class DeviceEngine:
                 self.collect_slot(slot)
 
     def kernel_seconds(self, llr, kind, frames, repeats) -> float:
-        """Median seconds of one launch of ``frames`` frames on stream slot 0 (CUDA events);
-        ``llr`` (host rows) is uploaded first, None reuses the slot's input."""
+        """Median seconds of one launch of ``frames`` frames on stream slot 0 (CUDA events),
+        inputs in device memory: ``llr`` (host rows) uploaded first, None: the slot's last input."""
         drv = driver()
         slot = self.slots[0]
         frames = min(frames, slot.capacity)
         with self.ctx.active():
             self.collect_slot(slot)
+            if llr is None and slot.zero_copy:
+                llr = slot.last_input
             if llr is not None:
                 src = np.ascontiguousarray(llr[:frames])
-                slot.reserve_input(src[0].nbytes)
-                drv.memcpy_htod(slot.dev_in, src)
+                frames = src.shape[0]
+                dev_in = drv.to_device(src)
+            else:
+                dev_in = drv.mem_alloc(frames * slot.frame_bytes)
+                drv.memcpy_dtod(dev_in, slot.dev_in, frames * slot.frame_bytes)
             start, stop = drv.Event(), drv.Event()
             times = []
             for i in range(repeats + 1):
                 start.record(slot.stream)
-                self.plan.launch(slot.stream, frames, slot.dev_in, kind, slot.out, slot.scratch, slot.capacity)
+                self.plan.launch(slot.stream, frames, dev_in, kind, slot.out, slot.scratch, slot.capacity)
                 stop.record(slot.stream)
                 stop.synchronize()
                 if i:

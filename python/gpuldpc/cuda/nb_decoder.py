@@ -77,6 +77,9 @@ class _NbPlan:
         self.bits_width = lay.n
         self.frames_per_wave = ctx.limits.sm_count * self.shape.blocks_per_sm
         self.default_streams = 1 if dec.preset == "latency" else 2
+        # bit LLRs are read q times each by the conversion: in place over PCIe they would
+        # cost more than the copy, so the GF(q) kernels always work on device copies
+        self.zero_copy = False
         self.channel_copy = dec.schedule == "flooding" and not self.fft
         self.nq = lay.n * lay.q
 

@@ -23,11 +23,13 @@ from .plot import plot_results
 from .progress import NoProgress, RichProgress
 from .results import collect, write_csv
 from .spec import CampaignSpec, RunSpec, SimError
-from .stats import PointResult, counted_prefix, summarize
+from .stats import PointResult, summarize
 from .store import ResultsStore
 from .worker import BatchTask, run_batch
 
 __all__ = ["run_campaign", "make_executor", "write_outputs", "BatchFailed"]
+
+DISPLAY_SECONDS = 0.5        # a running point's summary (intervals, progress line) is refreshed this often
 
 
 class BatchFailed(RuntimeError):
@@ -44,9 +46,27 @@ class _Point:
     done: bool = False
     changed: bool = False               # batches arrived since ``result`` was computed
     result: PointResult | None = None
+    shown: float = -math.inf            # when ``result`` was computed
+    counted: int = 0                    # batches 0..counted-1: the counted prefix so far
+    frames: int = 0                     # ... its frames and frame errors
+    errors: int = 0
+    status: str = "partial"             # stats.counted_prefix's reason once it stops growing
 
     def __post_init__(self):
         self.changed = bool(self.batches)   # resumed: stored batches to count
+
+    def absorb(self, budget):
+        """Extend the counted prefix over the batches that arrived
+        (:func:`~gpuldpc.sim.stats.counted_prefix`, kept incrementally: O(1) a batch)."""
+        while self.status == "partial" and self.counted in self.batches:
+            c = self.batches[self.counted]
+            self.counted += 1
+            self.frames += c.frames
+            self.errors += c.frame_errors
+            if self.errors >= budget.max_errors:
+                self.status = "errors"
+            elif self.frames >= budget.max_frames:
+                self.status = "frames"
 
     @property
     def label(self) -> str:
@@ -83,14 +103,12 @@ def _info_bits(run: RunSpec) -> tuple[int, int]:
 def _batches_needed(point: _Point, budget) -> int:
     """Batches still to start for the point: the budget's estimate minus those in flight
     or already stored beyond the counted prefix."""
-    counted, _ = counted_prefix(point.batches, budget)
-    frames = sum(c.frames for c in counted)
-    errors = sum(c.frame_errors for c in counted)
+    frames, errors = point.frames, point.errors
     per_batch = point.run.frames_per_batch
     need = math.ceil(max(budget.max_frames - frames, 0) / per_batch)
     if errors:
         need = min(need, math.ceil((budget.max_errors - errors) * frames / errors / per_batch))
-    ahead = sum(1 for b in point.batches if b >= len(counted))
+    ahead = len(point.batches) - point.counted
     return max(need, 1) - len(point.in_flight) - ahead
 
 
@@ -172,8 +190,9 @@ def _loop(spec: CampaignSpec, store: ResultsStore, points: list, executor, displ
 
 
 def _update_states(points: list, budget, display):
-    """Mark points done (budget reached, time spent, or skipped after a FER below min_fer);
-    a point's result is recomputed only when a batch of it arrived."""
+    """Mark points done (budget reached, time spent, or skipped after a FER below min_fer).
+    The counted prefix grows as batches arrive; a point's full result (intervals) is
+    recomputed when it finishes, and for the display at most every ``DISPLAY_SECONDS``."""
     now = time.monotonic()
     low_fer_runs = set()
     for point in points:
@@ -181,14 +200,16 @@ def _update_states(points: list, budget, display):
             if point.run.key in low_fer_runs:
                 point.done = True                       # skipped: a lower Eb/N0 is already below min_fer
                 continue
-            if point.changed or (point.in_flight and point.result is None):
-                point.result = summarize(point.ebn0_db, point.batches, budget, *_info_bits(point.run))
-                point.changed = False
-            if point.result is not None:
+            point.absorb(budget)
+            if point.batches:
                 timed_out = (budget.max_seconds is not None and point.started is not None
                              and now - point.started >= budget.max_seconds)
-                point.done = point.result.status != "partial" or timed_out
-                display.update(point.label, point.result, budget, point.done)
+                finished = point.status != "partial" or timed_out
+                if finished or (point.changed and now - point.shown >= DISPLAY_SECONDS):
+                    point.result = summarize(point.ebn0_db, point.batches, budget, *_info_bits(point.run))
+                    point.changed, point.shown = False, now
+                    display.update(point.label, point.result, budget, finished)
+                point.done = finished
         if (point.done and point.result is not None and budget.min_fer is not None and point.result.frames
                 and point.result.fer < budget.min_fer):
             low_fer_runs.add(point.run.key)
