@@ -28,7 +28,8 @@
 // merges in the same number of steps.  A thread owns 4 consecutive outputs c = x0..x0+3
 // of a convolution (two such quads for q = 256): for y0 = 0, 4, .., q-4 one 16-byte
 // broadcast load of x(y0..y0+3) and one 16-byte load of y((x0 ^ y0) .. +3) serve 16 max
-// and 16 min, since (x0 + c) ^ (y0 + j) = (x0 ^ y0) + (c ^ j) for c, j < 4.  Workers of
+// and 8 three-input min, since (x0 + c) ^ (y0 + j) = (x0 ^ y0) + (c ^ j) for c, j < 4
+// (integer min/max on the non-negative floats' bit patterns, see minmax_conv).  Workers of
 // 64 threads (q >= 128) synchronize with named barriers 1..15, smaller ones with
 // __syncwarp.
 //
@@ -49,35 +50,45 @@ struct Shape {
     static constexpr int W = 2 * P;                        // threads per worker
 };
 
-// out = x (*) y over the thread's quads; x, y, out: q floats in shared memory.
+// Integer view of a message value.  Every vector the convolutions see is a normalized Q
+// (Q' - min Q' >= +0, never -0: x - x = +0) or a min/max of such values, so all are
+// non-negative floats (+inf included), whose bit patterns order as int32 exactly as the
+// floats do; min and max return one of their operands, so the integer results are the
+// float results bit for bit.  sm_90 has a three-input integer min (VIMNMX3, DPX).
+__device__ __forceinline__ int imax(int a, int b) { return max(a, b); }
+__device__ __forceinline__ int imin3(int a, int b, int c) { return __vimin3_s32(a, b, c); }
+
+// out = x (*) y over the thread's quads; x, y, out: q non-negative floats in shared memory.
+// Per output and pair of inputs: two max and one three-input min (1.5 instead of 2).
 template <int Q>
 __device__ __forceinline__ void minmax_conv(const float* __restrict__ x, const float* __restrict__ y,
                                             float* __restrict__ out, int lt)
 {
     constexpr int P = Shape<Q>::P, G = Shape<Q>::G;
-    float acc[G][4];
+    int acc[G][4];
 #pragma unroll
     for (int g = 0; g < G; ++g)
 #pragma unroll
-        for (int c = 0; c < 4; ++c) acc[g][c] = nb::inf();  // +inf
+        for (int c = 0; c < 4; ++c) acc[g][c] = __float_as_int(nb::inf());
 #pragma unroll(Q <= 32 ? Q / 4 : 8)
     for (int y0 = 0; y0 < Q; y0 += 4) {
-        const float4 xv = *reinterpret_cast<const float4*>(x + y0);
-        const float xa[4] = {xv.x, xv.y, xv.z, xv.w};
+        const int4 xv = *reinterpret_cast<const int4*>(x + y0);
+        const int xa[4] = {xv.x, xv.y, xv.z, xv.w};
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-            const float4 yv = *reinterpret_cast<const float4*>(y + ((4 * (lt + g * P)) ^ y0));
-            const float yb[4] = {yv.x, yv.y, yv.z, yv.w};
+            const int4 yv = *reinterpret_cast<const int4*>(y + ((4 * (lt + g * P)) ^ y0));
+            const int yb[4] = {yv.x, yv.y, yv.z, yv.w};
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
-#pragma unroll
-                for (int c = 0; c < 4; ++c) acc[g][c] = fminf(acc[g][c], fmaxf(xa[j], yb[c ^ j]));
+            for (int c = 0; c < 4; ++c) {
+                acc[g][c] = imin3(acc[g][c], imax(xa[0], yb[c]), imax(xa[1], yb[c ^ 1]));
+                acc[g][c] = imin3(acc[g][c], imax(xa[2], yb[c ^ 2]), imax(xa[3], yb[c ^ 3]));
+            }
         }
     }
 #pragma unroll
     for (int g = 0; g < G; ++g) {
-        *reinterpret_cast<float4*>(out + 4 * (lt + g * P)) =
-            make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+        *reinterpret_cast<int4*>(out + 4 * (lt + g * P)) =
+            make_int4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
     }
 }
 
@@ -183,18 +194,22 @@ __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __re
         wk.sync_half();
     }
     wk.sync_worker();
-    // Merges: half 0 emits i = 0 .. split-1, half 1 i = split .. d-1, in the same number of
-    // steps; the convolution also runs (unused) for i = 0, d-1 and past the end, so that
-    // both halves stay converged.
-    const int split = (d + 1) / 2;
+    // Merges M_i = F_{i-1} (*) B_{i+1}, i = 1 .. d-2: half 0 takes i = 1 .. steps, half 1
+    // i = steps+1 .. 2 steps (for odd d one convolution past d-2 runs unused, so that both
+    // halves stay converged); a last step without convolution emits M_0 = B_1 (half 0) and
+    // M_{d-1} = F_{d-2} (half 1).  3(d-2) convolutions per row in all.
+    const int steps = (d - 1) / 2;
     float* mine = mbuf + wk.half * Q;
-    for (int k = 0; k < split; ++k) {
-        const int i = wk.half == 0 ? k : split + k;
-        const int ic = min(max(i, 1), d - 2 > 0 ? d - 2 : 1);
-        minmax_conv<Q>(F(ic - 1), B(ic + 1 < d ? ic + 1 : d - 1), mine, wk.lt);
-        wk.sync_half();
-        const float* m = i == 0 ? B(1) : i == d - 1 ? F(d - 2) : mine;
-        if (i < d) {
+    for (int k = 0; k <= steps; ++k) {
+        const bool copy = k == steps;       // the same for both halves: no divergence
+        const int i = copy ? wk.half * (d - 1) : 1 + k + wk.half * steps;
+        if (!copy) {
+            const int ic = min(i, d - 2);
+            minmax_conv<Q>(F(ic - 1), B(ic + 1), mine, wk.lt);
+            wk.sync_half();
+        }
+        const float* m = !copy ? mine : wk.half == 0 ? B(1) : F(d - 2);
+        if (copy || i <= d - 2) {
             const int e = rb + i;
             const int v = meta[i].x;
             const int log_h = meta[i].y;

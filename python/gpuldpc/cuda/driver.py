@@ -32,6 +32,8 @@ _drv = None
 def driver():
     """``pycuda.driver``, initialized; BackendUnavailable without PyCUDA or a GPU."""
     global _drv
+    if _drv is not None:
+        return _drv
     with _lock:
         if _drv is None:
             try:

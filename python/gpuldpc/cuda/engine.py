@@ -154,6 +154,7 @@ class DeviceEngine:
         drv = driver()
         on_device = isinstance(llr, DeviceInput)
         llr_pinned = not on_device and is_pinned(llr)
+        llr_mapped = llr_pinned and self.plan.zero_copy and mapped_address(llr)   # its rows' address
         out_bits = ticket.bits[start:stop]
         bits_pinned = (stop - start) * self.plan.bits_width > DIRECT_BITS_MIN and is_pinned(out_bits)
         for a in range(0, stop - start, self.chunk):
@@ -170,7 +171,8 @@ class DeviceEngine:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
                     if slot.zero_copy:
-                        dev_in = (llr_pinned and mapped_address(src)) or mapped_address(slot.staged(src))
+                        dev_in = (llr_mapped + a * src[0].nbytes if llr_mapped
+                                  else mapped_address(slot.staged(src)))
                         slot.last_input = src
                     else:
                         drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
