@@ -1,21 +1,36 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: build _core and the kernels, run every GPU test, run the
-# benchmarks; everything lands under $OUT.  From the project root, carrying .device
-# (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
-#   bash bench/gpu_all.sh [quick]
+# The GPU machine's work in one or two calls: build _core and the kernels, run every GPU
+# test, run the benchmarks; everything lands under $OUT.  From the project root, carrying
+# .device (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
+#   bash bench/gpu_all.sh                       # every stage (about 12 minutes)
+#   bash bench/gpu_all.sh tests binary          # some stages: tests binary versions nb gr sim
+# Stages: tests (tests/gpu + the GPU noise check), binary (bench/gpu_binary.py: Tables II/III,
+# Sionna, CPU rows, latency), versions (bench/gpu_versions.py: the latency kernels side by
+# side), nb (bench/gpu_nb.py), gr (GNU Radio block path, core), sim (60 s of the GF(q)
+# campaign resumed from bench/results: the campaign's frames per second).
 set -uo pipefail
 source tools/device_env.sh || exit 1
 export GPULDPC_CACHE_DIR=/tmp/gpuldpc-cache
 [ -d .refcache ] && export GPULDPC_REFERENCE_CACHE=$PWD/.refcache
+stages=${*:-tests binary versions nb gr sim}
+want() { [[ " $stages " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
     --format=csv > "$OUT/smi.txt" 2>&1
 t0=$SECONDS
-gpuldpc_build_core && echo "build: ${SECONDS}s (_core: $(python3 -c 'import gpuldpc._native as n; print(n.available())'))"
-timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -q -p no:cacheprovider tests/gpu --tb=short -rf --durations=8 \
-    > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"; tail -30 "$OUT/tests.log"
-if [ "${1:-}" != quick ]; then
-  timeout "${BENCH_TIMEOUT:-240}" python3 bench/gpu_binary.py --out "$OUT" > "$OUT/bench.log" 2>&1
-  echo "bench rc=$? ($((SECONDS - t0))s)"; tail -30 "$OUT/bench.log"
-  timeout 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT" \
-      > "$OUT/gr.log" 2>&1; echo "gr rc=$?"; tail -12 "$OUT/gr.log"
+gpuldpc_build_core || exit 1        # incremental when /tmp/build is still there (a warm machine)
+echo "build: ${SECONDS}s (_core: $(python3 -c 'import gpuldpc._native as n; print(n.available())'))"
+if want tests; then
+  timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider tests/gpu tests/sim/test_gpu_noise.py \
+      --tb=short -rf --durations=8 > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"
+  tail -25 "$OUT/tests.log"
 fi
+run() {   # name timeout command...
+  local name=$1 limit=$2; shift 2
+  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? ($((SECONDS - t0))s)"; tail -25 "$OUT/$name.log"
+}
+want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
+want versions && run versions 120 python3 bench/gpu_versions.py --out "$OUT"
+want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
+want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
+want sim && run sim 150 env SIM_ONLY=nb SIM_NB_LIMIT=60 OUT="$OUT" bash bench/sim_campaigns.sh
+echo "total $((SECONDS - t0))s"

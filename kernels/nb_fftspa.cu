@@ -22,7 +22,11 @@
 // memory, so every global access is contiguous (q floats per message, as float4 where R
 // allows).  A group handles one check row at a time, and one variable at a time for the
 // decisions.
-//
+// Multiplication by h is GF(2)-linear in the polynomial basis: h a = XOR of c_j = h x^j
+// over the set bits j of a, so a lane's targets h a are XORs of c_0 .. c_{m-1} (integer
+// instructions, no table look-up).  Vectors in shared memory are stored with chunk k (V =
+// min(R, 4) elements) of lane l at slot k T + l, so a lane's accesses to its own elements
+// are conflict-free V-wide accesses.
 // Messages per frame: Pch [n][q] (channel probabilities), R [2][E][q] (edge = CSR index,
 // probability domain; iteration t reads copy t mod 2 and writes the other, so every Q of
 // an iteration comes from the R of the previous one: flooding).  Q is recomputed from Pch
@@ -41,6 +45,7 @@ template <int Q>
 struct Group {
     static constexpr int T = Q < 32 ? Q : 32;   // lanes per vector
     static constexpr int R = Q / T;             // elements per lane
+    static constexpr int V = R < 4 ? R : 4;     // elements per shared-memory access
     int id, lane;
     unsigned mask;
 
@@ -51,6 +56,15 @@ struct Group {
         mask = T >= 32 ? 0xffffffffu : ((1u << T) - 1u) << ((threadIdx.x % 32) & ~(T - 1));
     }
     __device__ __forceinline__ int element(int r) const { return lane * R + r; }
+    // Shared-memory slot of element b of a vector: chunk k of lane l at V (k T + l).  Only
+    // R = 8 differs from b: bits [1:0] stay, [7:3] move to [6:2], bit 2 to 7 -- a permutation
+    // of the bits of b, so slot(x ^ y) = slot(x) ^ slot(y).
+    static __device__ __forceinline__ unsigned slot(unsigned b)
+    {
+        if constexpr (R == 8) return (b & 3u) | ((b >> 1) & 0x7cu) | ((b & 4u) << 5);
+        else return b;
+    }
+    __device__ __forceinline__ int own_slot(int k) const { return (k * T + lane) * V; }
     __device__ __forceinline__ void sync() const { __syncwarp(mask); }
     __device__ __forceinline__ float sum(float v) const
     {
@@ -77,16 +91,70 @@ struct Group {
                     x[r | h] = u - v;
                 }
 #pragma unroll
-        for (int o = 1; o < T; o <<= 1)
+        for (int o = 1; o < T; o <<= 1) {
+            const float sign = (lane & o) ? -1.0f : 1.0f;     // upper: other - x, lower: x + other
 #pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const float other = __shfl_xor_sync(mask, x[r], o);
-                x[r] = (lane & o) ? other - x[r] : x[r] + other;
+            for (int r = 0; r < R; ++r) x[r] = fmaf(x[r], sign, __shfl_xor_sync(mask, x[r], o));
+        }
+    }
+    // The lane's own elements from / to a vector in shared memory (slot layout).
+    __device__ __forceinline__ void load_own(const float* p, float (&x)[R]) const
+    {
+#pragma unroll
+        for (int k = 0; k < R / V; ++k) {
+            if constexpr (V == 4) {
+                const float4 v = *reinterpret_cast<const float4*>(p + own_slot(k));
+                x[4 * k] = v.x; x[4 * k + 1] = v.y; x[4 * k + 2] = v.z; x[4 * k + 3] = v.w;
+            } else if constexpr (V == 2) {
+                const float2 v = *reinterpret_cast<const float2*>(p + own_slot(k));
+                x[2 * k] = v.x; x[2 * k + 1] = v.y;
+            } else {
+                x[k] = p[own_slot(k)];
             }
+        }
+    }
+    __device__ __forceinline__ void store_own(float* p, const float (&x)[R]) const
+    {
+#pragma unroll
+        for (int k = 0; k < R / V; ++k) {
+            if constexpr (V == 4) {
+                *reinterpret_cast<float4*>(p + own_slot(k)) = make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2],
+                                                                         x[4 * k + 3]);
+            } else if constexpr (V == 2) {
+                *reinterpret_cast<float2*>(p + own_slot(k)) = make_float2(x[2 * k], x[2 * k + 1]);
+            } else {
+                p[own_slot(k)] = x[k];
+            }
+        }
+    }
+    // b[r] = slot(h element(r)), h != 0 a GF(q) element, xm = x^m reduced (the field
+    // polynomial's low terms).  h a = XOR of c_j = h x^j over the set bits j of a (c_0 = h,
+    // c_{j+1} = c_j x): the lane's bits give base (j >= log2 R), the register's the rest;
+    // slot is applied to each c_j (it commutes with XOR).
+    __device__ __forceinline__ void mul_targets(int h, int xm, unsigned (&b)[R]) const
+    {
+        constexpr int LR = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : 3;
+        constexpr int LQ = LR + (T == 4 ? 2 : T == 8 ? 3 : T == 16 ? 4 : 5);
+        unsigned low[LR + 1];
+        unsigned c = h, base = 0;
+#pragma unroll
+        for (int j = 0; j < LQ; ++j) {
+            if (j < LR) low[j] = slot(c);
+            else base ^= slot(c) & (0u - ((lane >> (j - LR)) & 1u));
+            c = ((c << 1) & (Q - 1)) ^ ((c >> (LQ - 1)) ? xm : 0u);
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            unsigned t = base;
+#pragma unroll
+            for (int j = 0; j < LR; ++j)
+                if ((r >> j) & 1) t ^= low[j];
+            b[r] = t;
+        }
     }
 };
 
-// x[r] = p[r] for the lane's R contiguous floats (16-byte loads where R allows).
+// x[r] = p[r] for the lane's R contiguous floats (one 8- or 16-byte access per 4 floats).
 template <int R>
 __device__ __forceinline__ void load_run(const float* p, float (&x)[R])
 {
@@ -96,9 +164,11 @@ __device__ __forceinline__ void load_run(const float* p, float (&x)[R])
             const float4 v = reinterpret_cast<const float4*>(p)[k];
             x[4 * k] = v.x; x[4 * k + 1] = v.y; x[4 * k + 2] = v.z; x[4 * k + 3] = v.w;
         }
+    } else if constexpr (R == 2) {
+        const float2 v = *reinterpret_cast<const float2*>(p);
+        x[0] = v.x; x[1] = v.y;
     } else {
-#pragma unroll
-        for (int r = 0; r < R; ++r) x[r] = p[r];
+        x[0] = p[0];
     }
 }
 
@@ -110,19 +180,20 @@ __device__ __forceinline__ void store_run(float* p, const float (&x)[R])
         for (int k = 0; k < R / 4; ++k) {
             reinterpret_cast<float4*>(p)[k] = make_float4(x[4 * k], x[4 * k + 1], x[4 * k + 2], x[4 * k + 3]);
         }
+    } else if constexpr (R == 2) {
+        *reinterpret_cast<float2*>(p) = make_float2(x[0], x[1]);
     } else {
-#pragma unroll
-        for (int r = 0; r < R; ++r) p[r] = x[r];
+        p[0] = x[0];
     }
 }
 
 // One check row: Q of its edges (variable-node products), WHT, products, inverse WHT, R.
-// Shared memory of a group: meta [d][1 + dvmax] (column, log h, the dvmax-1 other edges of
-// the column, -1 padded; rounded to 4 words), stage [d][q] (the products in natural order,
-// so the loads of every edge are in flight before a sum waits on them), F [d][q] and a
-// permutation buffer [q].  R is read from rin (previous iteration) and written to rout.
+// Shared memory of a group: meta [d][1 + dvmax] (column, h, the dvmax-1 other edges of the
+// column, -1 padded; rounded to 4 words), stage [d][q] (the products), F [d][q] and a
+// permutation buffer [q], all vectors in the slot layout of Group.  R is read from rin (previous iteration) and
+// written to rout.  xm: x^m reduced (Group::mul_targets).
 template <int Q>
-__device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restrict__ meta, float* __restrict__ stage,
+__device__ void check_row(const Group<Q>& g, int xm, int* __restrict__ meta, float* __restrict__ stage,
                           int d, int rb, int dvm1, const int* __restrict__ edge_col,
                           const unsigned char* __restrict__ edge_h, const int* __restrict__ edge_other,
                           const float* __restrict__ pch, const float* __restrict__ rin, float* __restrict__ rout,
@@ -136,10 +207,10 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restr
     for (int k = g.lane; k < d * width; k += T) {
         const int i = k / width, j = k - i * width;
         const int e = rb + i;
-        meta[k] = j == 0 ? edge_col[e] : j == 1 ? tab.log[edge_h[e]] : edge_other[(size_t)e * dvm1 + j - 2];
+        meta[k] = j == 0 ? edge_col[e] : j == 1 ? edge_h[e] : edge_other[(size_t)e * dvm1 + j - 2];
     }
     g.sync();
-    for (int i = 0; i < d; ++i) {             // Pch_v prod_{other edges} R (all loads issued)
+    for (int i = 0; i < d; ++i) {             // Pch_v prod_{other edges} R
         const int* mi = meta + i * width;
         float x[R];
         load_run<R>(pch + (size_t)mi[0] * Q + g.element(0), x);
@@ -153,12 +224,12 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restr
                 for (int r = 0; r < R; ++r) x[r] *= y[r];
             }
         }
-        store_run<R>(stage + i * Q + g.element(0), x);
+        g.store_own(stage + i * Q, x);
     }
     for (int i = 0; i < d; ++i) {             // normalize, permute: Qh(h a) = Q(a)
         const int* mi = meta + i * width;
         float x[R];
-        load_run<R>(stage + i * Q + g.element(0), x);
+        g.load_own(stage + i * Q, x);
         if (!first) {
             float s = 0.0f;
 #pragma unroll
@@ -172,15 +243,17 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restr
                 load_run<R>(pch + (size_t)mi[0] * Q + g.element(0), x);
             }
         }
+        unsigned b[R];
+        g.mul_targets(mi[1], xm, b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) fst[i * Q + nb::gf_mul_log(tab, mi[1], g.element(r))] = x[r];
+        for (int r = 0; r < R; ++r) fst[i * Q + b[r]] = x[r];
     }
     g.sync();
     for (int i = 0; i < d; ++i) {             // F_i = WHT(Qh_i), kept in the lane's own slots
         float x[R];
-        load_run<R>(fst + i * Q + g.element(0), x);
+        g.load_own(fst + i * Q, x);
         g.wht(x);
-        store_run<R>(fst + i * Q + g.element(0), x);
+        g.store_own(fst + i * Q, x);
     }
     for (int i = 0; i < d; ++i) {
         float y[R];
@@ -189,7 +262,7 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restr
         for (int j = 0; j < d; ++j) {
             if (j == i) continue;
             float f[R];
-            load_run<R>(fst + j * Q + g.element(0), f);
+            g.load_own(fst + j * Q, f);
 #pragma unroll
             for (int r = 0; r < R; ++r) y[r] *= f[r];
         }
@@ -200,11 +273,12 @@ __device__ void check_row(const Group<Q>& g, const nb::Tables& tab, int* __restr
 #pragma unroll
         for (int r = 0; r < R; ++r) y[r] = ok ? fmaxf(y[r] * scale, 0.0f) : 1.0f / Q;
         g.sync();                             // the previous edge's readers of scratch
-        store_run<R>(scratch + g.element(0), y);
+        g.store_own(scratch, y);
         g.sync();
-        const int log_h = meta[i * width + 1];
+        unsigned b[R];
+        g.mul_targets(meta[i * width + 1], xm, b);
 #pragma unroll
-        for (int r = 0; r < R; ++r) y[r] = scratch[nb::gf_mul_log(tab, log_h, g.element(r))];
+        for (int r = 0; r < R; ++r) y[r] = scratch[b[r]];
         store_run<R>(rout + (size_t)(rb + i) * Q + g.element(0), y);
     }
 }
@@ -290,6 +364,7 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
     }
     __syncthreads();
 
+    const int xm = tab.exp[tab.log[Q / 2] + tab.log[2]];   // x^m = x^(m-1) x, reduced
     const int meta_words = (dmax * (1 + dvmax) + 3) & ~3;
     int* meta = reinterpret_cast<int*>(work + (size_t)g.id * (meta_words + (2 * dmax + 1) * Q));
     float* stage = reinterpret_cast<float*>(meta + meta_words);
@@ -298,7 +373,7 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
         float* rout = rmsg + (size_t)((it + 1) & 1) * E * Q;
         for (int row = g.id; row < m; row += groups) {
             const int rb = row_ptr[row];
-            check_row<Q>(g, tab, meta, stage, row_ptr[row + 1] - rb, rb, dvmax - 1, edge_col, edge_h,
+            check_row<Q>(g, xm, meta, stage, row_ptr[row + 1] - rb, rb, dvmax - 1, edge_col, edge_h,
                          edge_other, pch, rin, rout, it == 1);
         }
         __syncthreads();
