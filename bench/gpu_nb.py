@@ -93,7 +93,8 @@ def latency(code, algorithm, schedule, iterations):
                         preset="latency", check_finite=False)
     _, llr = bit_llrs(code, 1, 3.0)
     t = median_time(lambda: dec.decode(llr), reps=200, warmup=20)
-    return row(code, dec, 1, t, preset="one frame")
+    return row(code, dec, 1, t, kernel_s=dec.kernel_seconds(llr, repeats=50), kernel_frames=1,
+               preset="one frame", kernel=dec.engines[0].plan.name)
 
 
 def units_sweep(code, algorithm, schedule, counts, frames=4096):

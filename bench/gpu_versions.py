@@ -14,7 +14,13 @@ through an entry point since removed: docs/gpu.md):
    frames, CUDA events), and end to end from int8 input;
 3. one and six codewords: hand-over to bits on the host, and the kernel alone.
 
+``--latency-only`` (v8, issue 3): the latency preset's candidates
+(``LATENCY_VARIANTS``, forced through ``decoder.EDGE_PARALLEL["latency"]``): per
+candidate the one-frame kernel (CUDA events, median of 300 launches), one and six
+codewords from hand-over to bits on the host, and exactness against ``ms`` as in 1.
+
     python bench/gpu_versions.py --out DIR     # writes h200-binary-kernel-v7.{json,txt}
+    python bench/gpu_versions.py --latency-only --out DIR   # h200-binary-latency-v8.{json,txt}
 """
 from __future__ import annotations
 
@@ -43,19 +49,22 @@ def frames_at_snrs(code, per_snr, seed=5):
 
 # the kernels compared: row per thread (ms) and edge-parallel (ep, decoder.EDGE_PARALLEL entries)
 VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768)}
+# the latency preset's candidates (v7's ep8x1, v8's ep2x4: docs/gpu.md)
+LATENCY_VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768), "ep2x4": (12, 2, 4, 192)}
 
 
-def decoder(variant, code, **kw):
-    """A throughput-preset decoder on device 0 running the given kernel variant."""
+def decoder(variant, code, preset="throughput", **kw):
+    """A decoder of the preset on device 0 running the given kernel variant."""
     table = cuda.decoder.EDGE_PARALLEL
-    saved, table["throughput"] = table["throughput"], VARIANTS[variant]
+    entry = (VARIANTS if preset == "throughput" else LATENCY_VARIANTS)[variant]
+    saved, table[preset] = table[preset], entry
     try:
-        return cuda.CudaDecoder(code, devices=[0], check_finite=False, **kw)
+        return cuda.CudaDecoder(code, devices=[0], check_finite=False, preset=preset, **kw)
     finally:
-        table["throughput"] = saved
+        table[preset] = saved
 
 
-def exactness(per_snr):
+def exactness(per_snr, preset="throughput"):
     rows = []
     for name in ("wimax-2304-1/2", "wifi-1944-1/2", "wifi-648-1/2", "wimax-576-1/2"):
         code = gl.codes.get(name)
@@ -67,10 +76,12 @@ def exactness(per_snr):
                              llr_scale=0.25))
         for st in settings:
             x = q if st.get("llr_dtype") == "int8" else llr
-            decs = {v: decoder(v, code, max_iterations=10, streams=2, chunk_frames=4096, **st) for v in VARIANTS}
+            table = VARIANTS if preset == "throughput" else LATENCY_VARIANTS
+            decs = {v: decoder(v, code, preset if v != "ms" else "throughput", max_iterations=10, streams=2,
+                               chunk_frames=4096, **st) for v in table}
             res = {v: d.decode(x) for v, d in decs.items()}
             want = res["ms"]
-            for v in list(VARIANTS)[1:]:
+            for v in list(table)[1:]:
                 got = res[v]
                 same = (np.array_equal(want.bits, got.bits) and np.array_equal(want.iterations, got.iterations)
                         and np.array_equal(want.valid, got.valid))
@@ -131,12 +142,50 @@ def latency_rows():
     return rows
 
 
+def latency_candidates():
+    """One-frame kernel and hand-over-to-bits latency of each latency candidate."""
+    code = gl.codes.get("wimax-2304-1/2")
+    rows = []
+    for v in LATENCY_VARIANTS:
+        dec = (decoder(v, code, early_stop=False, streams=1, chunk_frames=132, frames_per_block=1) if v == "ms"
+               else decoder(v, code, "latency", early_stop=False))
+        for frames in (1, 6):
+            t, k_us = latency(dec, frames, reps=300, kernel_reps=300)
+            rows.append(dict(variant=v, kernel=dec.kernel, registers=dec.describe()["devices"][0]["registers"],
+                             frames=frames, end_to_end_us=t * 1e6, kernel_us=k_us, host_us=t * 1e6 - k_us))
+            print(json.dumps(rows[-1]), flush=True)
+        dec.close()
+    return rows
+
+
+def latency_only(args):
+    doc = dict(gpu=cuda.driver().Device(0).name(), latency=latency_candidates(),
+               exactness=exactness(args.per_snr, "latency"))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "h200-binary-latency-v8.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    lines = [f"{doc['gpu']}: WiMAX 2304 r1/2, 10 iterations, latency candidates"]
+    for r in doc["latency"]:
+        lines.append(f"{r['kernel']:24s} regs {r['registers']:3d} {r['frames']} frames: kernel {r['kernel_us']:6.1f} us, "
+                     f"hand-over to bits {r['end_to_end_us']:6.1f} us (host {r['host_us']:5.1f})")
+    bad = [r for r in doc["exactness"] if not r["identical"]]
+    lines.append(f"latency kernels == ms: {len(doc['exactness']) - len(bad)}/{len(doc['exactness'])} "
+                 f"(kernel, code, setting) identical" + "".join(f"\n  DIFFER {r}" for r in bad))
+    text = "\n".join(lines)
+    with open(os.path.join(args.out, "h200-binary-latency-v8.txt"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--per-snr", type=int, default=2500)
     ap.add_argument("--frames", type=int, default=131072)
+    ap.add_argument("--latency-only", action="store_true", help="only the latency preset's candidates (v8)")
     args = ap.parse_args(argv)
+    if args.latency_only:
+        return latency_only(args)
     doc = dict(gpu=cuda.driver().Device(0).name())
     doc["latency"] = latency_rows()
     doc["kernel"] = kernel_rows(args.frames)

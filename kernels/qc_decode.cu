@@ -214,28 +214,34 @@ struct RegisterMinSum {
     }
 };
 
-// Min-sum with each check row spread over LANES consecutive threads of a warp (LANES a
-// power of two), EDGES edges a lane: lane p of row r owns the row's edges p + k * LANES,
-// k < EDGES (rows of at most LANES * EDGES blocks).  A lane keeps its own messages R for
-// every layer and its columns' offsets, two words per edge instead of the row's two-min
-// record.  Per layer each lane forms Q = L - R_old and the two smallest of its own |Q|;
-// a butterfly over the row's lanes (warp shuffles) merges the sorted pairs, (a1, a2) and
-// (b1, b2) giving min(a1, b1) and min(max(a1, b1), min(a2, b2)), the multiset's two
-// smallest; the sign product is the parity of the row's bits of a ballot of the lanes'
-// own sign parities.  Edge e's message is f(|Q_e| == min1 ? min2 : min1) with the sign of
-// the other Q: the reference's f(e == idx ? min2 : min1), because |Q_e| equal to min1 at
-// an edge other than idx means min1 == min2.  Missing edges hold |Q| = +inf (never min1
-// or min2, sign +) and write nothing.  Every thread of the block runs every row step (a
-// stopped or absent frame with no edges), so the shuffles and ballots run on whole,
+// Min-sum with each check row spread over LANES consecutive threads of a warp (LANES > 1 a
+// power of two), EDGES edges a lane (a power of two): lane p of row r owns the row's edges
+// p + k * LANES, k < EDGES (rows of at most LANES * EDGES blocks).  A lane keeps its own
+// messages R for every layer and its columns' offsets, two words per edge instead of the
+// row's two-min record.  Per layer each lane forms Q = L - R_old and the two smallest of its
+// own |Q| (a tree of sorted pairs); a butterfly over the row's lanes (warp shuffles) merges
+// the sorted pairs the same way, (a1, a2) and (b1, b2) giving min(a1, b1) and
+// min(max(a1, b1), min(a2, b2)), the multiset's two smallest (so the values are those of the
+// reference's sequential scan); the sign product is the parity of the row's bits of a ballot
+// of the lanes' own sign parities.  Edge e's message is f(|Q_e| == min1 ? min2 : min1) with
+// the sign of the other Q: the reference's f(e == idx ? min2 : min1), because |Q_e| equal to
+// min1 at an edge other than idx means min1 == min2.  Missing edges hold |Q| = +inf (never
+// min1 or min2, sign +) and write nothing.  Every thread of the block runs every row step (a
+// stopped or absent frame with no edges), so the shuffles, ballots and barriers run on whole,
 // converged warps.  A layer is a few dependent steps per lane instead of a walk over the row.
 template <int LAYERS_MAX, int LANES, int EDGES, int MAX_THREADS, int MIN_BLOCKS>
 struct EdgeParallelMinSum {
+    static_assert(LANES > 1 && (EDGES & (EDGES - 1)) == 0 && (LANES & (LANES - 1)) == 0, "powers of two");
     static constexpr int kLayers = LAYERS_MAX;
     static constexpr int kLanes = LANES;
     static constexpr int kMaxThreads = MAX_THREADS;
     static constexpr int kMinBlocks = MIN_BLOCKS;
+    // byte offsets from the row's entry to this lane's columns: one int an edge, or (EDGES > 1)
+    // two int16 a word, edge 2i in the low half (|offset| <= 4n < 2^15: n <= 8191, checked by
+    // the host's kernel choice)
+    static constexpr int kOffWords = EDGES > 1 ? EDGES / 2 : 1;
     float r_old[LAYERS_MAX][EDGES];  // this lane's messages of each layer
-    int off[LAYERS_MAX][EDGES];      // byte offsets from the row's entry to this lane's columns
+    int off[LAYERS_MAX][kOffWords];
     unsigned real[EDGES];            // bit l: this lane's edge k exists in layer l
     int first;                       // the row's first lane in the warp
     int rule;
@@ -255,10 +261,19 @@ struct EdgeParallelMinSum {
                 const int e = lane + k * LANES;
                 const int b0 = l < mb ? layer_start[l] : 0;
                 const bool has = l < mb && e < layer_start[l + 1] - b0;
-                off[l][k] = has ? qc_offset(edges[b0 + e], r, z4) : 0;
+                const int o = has ? qc_offset(edges[b0 + e], r, z4) : 0;
+                if (EDGES == 1) off[l][0] = o;
+                else if (k & 1) off[l][k / 2] = (off[l][k / 2] & 0xffff) | (o << 16);
+                else off[l][k / 2] = o & 0xffff;
                 real[k] |= (has ? 1u : 0u) << l;
             }
         }
+    }
+
+    __device__ __forceinline__ int offset(int l, int k) const
+    {
+        if (EDGES == 1) return off[l][0];
+        return k & 1 ? off[l][k / 2] >> 16 : (int)(short)off[l][k / 2];
     }
 
     // Row step of layer l; every thread of the block calls it (active: its frame decodes).
@@ -266,17 +281,30 @@ struct EdgeParallelMinSum {
     __device__ __forceinline__ void row(int l, bool active, float* post, float* acc)
     {
         const float inf = __int_as_float(0x7f800000);
-        float q[EDGES], a[EDGES];
-        float m1 = inf, m2 = inf;
+        float q[EDGES], a[EDGES], lo[EDGES], hi[EDGES];
         unsigned negs = 0u;
 #pragma unroll
         for (int k = 0; k < EDGES; ++k) {
-            q[k] = active && ((real[k] >> l) & 1u) ? at(post, off[l][k]) - r_old[l][k] : inf;
+            q[k] = active && ((real[k] >> l) & 1u) ? at(post, offset(l, k)) - r_old[l][k] : inf;
             a[k] = fabsf(q[k]);
-            m2 = fminf(m2, fmaxf(m1, a[k]));
-            m1 = fminf(m1, a[k]);
             negs ^= __float_as_uint(q[k]) >> 31;  // Q is never -0.0 (llr_value)
         }
+        // the two smallest of the lane's |Q|: sorted pairs merged in a tree (depth log2 EDGES)
+#pragma unroll
+        for (int k = 0; k < EDGES; k += 2) {
+            lo[k] = EDGES == 1 ? a[k] : fminf(a[k], a[k + 1 < EDGES ? k + 1 : k]);
+            hi[k] = EDGES == 1 ? inf : fmaxf(a[k], a[k + 1 < EDGES ? k + 1 : k]);
+        }
+#pragma unroll
+        for (int w = 2; w < EDGES; w <<= 1) {
+#pragma unroll
+            for (int k = 0; k < EDGES; k += 2 * w) {
+                const float m2 = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
+                lo[k] = fminf(lo[k], lo[k + w]);
+                hi[k] = m2;
+            }
+        }
+        float m1 = lo[0], m2 = hi[0];
 #pragma unroll
         for (int s = 1; s < LANES; s <<= 1) {
             const float o1 = __shfl_xor_sync(0xffffffffu, m1, s);
@@ -296,8 +324,8 @@ struct EdgeParallelMinSum {
         for (int k = 0; k < EDGES; ++k) {
             const float r_new = flip(a[k] == m1 ? n2 : n1, parity ^ (__float_as_uint(q[k]) >> 31));
             if (active && ((real[k] >> l) & 1u)) {
-                if (FLOOD) at(acc, off[l][k]) += r_new;
-                else at(post, off[l][k]) = q[k] + r_new;
+                if (FLOOD) at(acc, offset(l, k)) += r_new;
+                else at(post, offset(l, k)) = q[k] + r_new;
                 r_old[l][k] = r_new;
             }
         }
@@ -539,7 +567,8 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
 //   messages: ms<LAYERS_MAX>x<DC_MAX>  min-sum (nms/oms) with compressed rows in registers,
 //             for codes with mb <= LAYERS_MAX layers and rows of <= DC_MAX blocks;
 //             ep<LAYERS_MAX>x<LANES>x<EDGES>  min-sum with each row over LANES threads
-//             (EdgeParallelMinSum; fpb * z * LANES threads a block), the latency kernel;
+//             (EdgeParallelMinSum; fpb * z * LANES threads a block): the latency kernels
+//             (v7 ep12x8x1; v8 ep12x2x4, the latency preset's since v8: docs/gpu.md);
 //             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats).
 //   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
 #define GPULDPC_ARGS(In)                                                                           \
@@ -569,6 +598,7 @@ using Ms8x16 = RegisterMinSum<8, 16, 1>;
 using Ms4x24 = RegisterMinSum<4, 24, 1>;
 using Ms16x16 = RegisterMinSum<16, 16, 1>;
 using Ep12x8x1 = EdgeParallelMinSum<12, 8, 1, 768, 1>;
+using Ep12x2x4 = EdgeParallelMinSum<12, 2, 4, 192, 1>;
 using Stored = StoredMessages<27>;
 GPULDPC_SCHEDULES(qc_ms12x7, Ms12x7)
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
@@ -576,4 +606,5 @@ GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
 GPULDPC_SCHEDULES(qc_ms4x24, Ms4x24)
 GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
 GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
+GPULDPC_SCHEDULES(qc_ep12x2x4, Ep12x2x4)
 GPULDPC_SCHEDULES(qc_stored, Stored)

@@ -180,6 +180,9 @@ class ErrorCounts(NamedTuple):
         return self.frame_errors / self.frames if self.frames else 0.0
 
 
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+
+
 def count_errors(decoded, sent, q: int = 2) -> ErrorCounts:
     """Compare decoded and sent words [batch, length] (bits, or GF(q) symbols).
 
@@ -194,9 +197,10 @@ def count_errors(decoded, sent, q: int = 2) -> ErrorCounts:
     if decoded.shape != sent.shape or decoded.ndim != 2:
         raise ValueError(f"count_errors: decoded {decoded.shape} and sent {sent.shape} must be "
                          "equal 2-D shapes [batch, length]")
-    diff = np.bitwise_xor(decoded.astype(np.int64), sent.astype(np.int64))
+    # elements of GF(q <= 256) fit a byte: XOR, then one popcount-table look-up per element
+    diff = np.bitwise_xor(decoded.astype(np.uint8, copy=False), sent.astype(np.uint8, copy=False))
     if m == 1:
         per_frame = np.count_nonzero(diff, axis=1).astype(np.int64)
     else:
-        per_frame = gf.GF(q).to_bits(diff).sum(axis=(1, 2), dtype=np.int64)
+        per_frame = _POPCOUNT[diff].sum(axis=1, dtype=np.int64)
     return ErrorCounts(per_frame, int(decoded.size) * m, int(decoded.shape[0]))

@@ -115,3 +115,17 @@ def test_zero_copy_latency_path_equals_throughput_path(cuda, frames, batch, pinn
         assert got.bits is out
     _same(fast.decode(src), got)                     # the slot reused
     assert fast.kernel_seconds(llr, frames=batch, repeats=2) > 0
+
+
+def test_nb_latency_preset_runs_the_frame_kernel(cuda):
+    from gpuldpc.cuda.nb_decoder import NbCudaDecoder
+
+    code = gl.codes.get("gf32-620-310")
+    _, bit_llr, _ = _nb_llrs(code, 5, 3.0, seed=8)
+    fast = NbCudaDecoder(code, "minmax", "flooding", devices=[0], preset="latency")
+    bulk = NbCudaDecoder(code, "minmax", "flooding", devices=[0])
+    assert fast.engines[0].plan.name == "nb_frame_q32"
+    _same(fast.decode(bit_llr), bulk.decode(bit_llr))
+    _same(fast.decode(bit_llr[:1]), bulk.decode(bit_llr[:1]))
+    assert NbCudaDecoder(code, "mmma", "layered", devices=[0], preset="latency").engines[0].plan.name == \
+        "nb_minmax_q32"

@@ -36,10 +36,10 @@ def test_kernel_choice_by_code_shape():
     assert kernel_name(get("wifi-1944-2/3"), "oms", "flooding", "int8") == "qc_ms8x16_flooding_i8"
     assert kernel_name(get("wifi-648-5/6"), "nms", "layered", "float16") == "qc_ms4x24_layered_f16"
     assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32") == "qc_stored_layered_f32"
-    # the latency preset: the edge-parallel kernel (8 lanes a row) where a rate-1/2 code fits it
+    # the latency preset: the edge-parallel kernel (2 lanes of 4 edges a row) where a rate-1/2 code fits it
     assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32", "latency") == \
-        "qc_ep12x8x1_layered_f32"
-    assert kernel_name(get("wifi-648-1/2"), "oms", "flooding", "int8", "latency") == "qc_ep12x8x1_flooding_i8"
+        "qc_ep12x2x4_layered_f32"
+    assert kernel_name(get("wifi-648-1/2"), "oms", "flooding", "int8", "latency") == "qc_ep12x2x4_flooding_i8"
     assert kernel_name(get("wifi-1944-5/6"), "nms", "layered", "float32", "latency") == "qc_ms4x24_layered_f32"
     assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32", "latency") == "qc_stored_layered_f32"
 

@@ -22,8 +22,9 @@ KERNEL_MODULE = "qc_decode"
 # min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit
 REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
 # min-sum with a check row spread over several threads (kernels/qc_decode.cu EdgeParallelMinSum),
-# per preset: (layers, lanes per row, edges per lane, block limit of its __launch_bounds__)
-EDGE_PARALLEL = {"latency": (12, 8, 1, 768), "throughput": None}
+# per preset: (layers, lanes per row, edges per lane, block limit of its __launch_bounds__);
+# latency: v8 `ep12x2x4` (2 lanes of 4 edges, 192 threads a WiMAX 2304 frame; docs/gpu.md)
+EDGE_PARALLEL = {"latency": (12, 2, 4, 192), "throughput": None}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
@@ -33,12 +34,13 @@ _ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
 
 def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput") -> str:
     """Entry point of kernels/qc_decode.cu for a code layout and settings: the preset's
-    edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it, else the
+    edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it (layers, row weight,
+    threads a frame, and n <= 8192: its column offsets are int16 byte offsets), else the
     row-per-thread kernels."""
     variant = "stored"
     ep = EDGE_PARALLEL[preset]
     if (ep and algorithm != "spa" and layout.layers <= ep[0] and layout.max_row_blocks <= ep[1] * ep[2]
-            and layout.z * ep[1] <= ep[3]):
+            and layout.z * ep[1] <= ep[3] and layout.n <= 8192):
         variant = "ep{}x{}x{}".format(*ep[:3])
     elif algorithm != "spa":
         for layers, row in REGISTER_VARIANTS:

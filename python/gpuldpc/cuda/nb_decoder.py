@@ -36,6 +36,7 @@ from ..decoders.front import check_finite, make_result
 from .context import CudaError, DeviceContext
 from .driver import driver
 from .engine import StreamDecoder
+from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
 
 ALGORITHMS = ("minmax", "mmma", "fft-spa")
@@ -63,6 +64,12 @@ class _NbPlan:
         lay = dec.layout
         self.dec, self.name = dec, dec.kernel
         self.fft = dec.algorithm == "fft-spa"
+        # latency preset, Min-Max flooding: one frame over many multiprocessors (nb_frame.py)
+        self.frame = (NbFrameKernel(ctx, lay, dec.algorithm, dec.schedule, dec.max_iterations, dec.early_stop)
+                      if dec.preset == "latency" and NbFrameKernel.supports(lay, dec.algorithm, dec.schedule,
+                                                                            ctx.limits) else None)
+        if self.frame is not None:
+            self.name = f"nb_frame_q{lay.q}"
         self.func = ctx.function(dec.module, dec.kernel)
         self.attributes = ctx.kernel_attributes(self.func)
         self.shape = launch_shape(dec.algorithm, lay, ctx.limits, self.attributes, dec.rows_at_once, dec.units,
@@ -75,7 +82,8 @@ class _NbPlan:
         self.tables["group_ptr"] = drv.to_device(dec.groups[0])
         self.tables["group_rows"] = drv.to_device(dec.groups[1])
         self.bits_width = lay.n
-        self.frames_per_wave = ctx.limits.sm_count * self.shape.blocks_per_sm
+        self.frames_per_wave = (self.frame.frames_per_launch_hint if self.frame is not None
+                                else ctx.limits.sm_count * self.shape.blocks_per_sm)
         self.default_streams = 1 if dec.preset == "latency" else 2
         # bit LLRs are read q times each by the conversion: in place over PCIe they would
         # cost more than the copy, so the GF(q) kernels always work on device copies
@@ -96,9 +104,13 @@ class _NbPlan:
 
     def scratch_bytes(self, frames) -> int:
         lay = self.dec.layout
+        if self.frame is not None:
+            return self.frame.scratch_bytes(frames)
         return 4 * frames * (self.nq * (2 if self.channel_copy else 1) + lay.edges * lay.q * (2 if self.fft else 1))
 
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+        if self.frame is not None:
+            return self.frame.launch(stream, count, dev_in, kind == "bits", *out, scratch)
         d, lay, t = self.dec, self.dec.layout, self.tables
         post = int(scratch)
         r = post + 4 * capacity * self.nq * (2 if self.channel_copy else 1)
@@ -145,7 +157,8 @@ class NbCudaDecoder(StreamDecoder):
         Check rows per block at once (Min-Max workers / FFT-SPA groups); None: from ``preset``.
     preset : {"throughput", "latency"}
         Block shape keeping the most rows in flight per multiprocessor, or the most rows
-        per block (:func:`.nb_layout.launch_shape`).
+        per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
+        one frame over many multiprocessors (:class:`.nb_frame.NbFrameKernel`).
     check_finite : bool
         Reject NaN and infinite LLRs (ValueError naming the frames).
     """
