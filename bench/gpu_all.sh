@@ -5,9 +5,9 @@
 #   bash bench/gpu_all.sh                       # every stage (about 12 minutes)
 #   bash bench/gpu_all.sh tests binary          # some stages: tests binary versions nb gr sim
 # Stages: tests (tests/gpu + the GPU noise check), binary (bench/gpu_binary.py: Tables II/III,
-# Sionna, CPU rows, latency), versions (bench/gpu_versions.py: the latency kernels side by
-# side), nb (bench/gpu_nb.py), gr (GNU Radio block path, core), sim (60 s of the GF(q)
-# campaign resumed from bench/results: the campaign's frames per second).
+# Sionna, CPU rows, latency), versions (bench/gpu_versions.py --latency-only: the latency
+# kernels side by side), nb (bench/gpu_nb.py), gr (GNU Radio block path, core), sim (50 s of
+# the GF(q) campaign resumed from bench/results: the campaign's frames per second).
 set -uo pipefail
 source tools/device_env.sh || exit 1
 export GPULDPC_CACHE_DIR=/tmp/gpuldpc-cache
@@ -29,8 +29,8 @@ run() {   # name timeout command...
   timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? ($((SECONDS - t0))s)"; tail -25 "$OUT/$name.log"
 }
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
-want versions && run versions 120 python3 bench/gpu_versions.py --out "$OUT"
+want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
-want sim && run sim 150 env SIM_ONLY=nb SIM_NB_LIMIT=60 OUT="$OUT" bash bench/sim_campaigns.sh
+want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
 echo "total $((SECONDS - t0))s"
