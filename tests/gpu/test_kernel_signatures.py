@@ -1,0 +1,50 @@
+"""The argument formats of the prepared kernel calls match the kernels' C signatures.
+
+Runs everywhere (no GPU): a prepared PyCUDA call packs its arguments by a format string
+(``P`` pointer, ``i`` int, ``f`` float, ``q`` 64-bit int); a string that drifts from the
+``extern "C"`` parameter list would hand the kernel garbage, so each one is compared with
+the parameter list parsed from the kernel source.
+"""
+import re
+from pathlib import Path
+
+import pytest
+
+from gpuldpc.cuda import decoder, nb_decoder
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+def _parameters(source: str, opening: str) -> list[str]:
+    """The comma-separated parameters after ``opening`` up to its matching parenthesis."""
+    start = source.index(opening) + len(opening)
+    depth, end = 1, start
+    while depth:
+        depth += {"(": 1, ")": -1}.get(source[end], 0)
+        end += 1
+    text = re.sub(r"\\\n", " ", source[start:end - 1])
+    return [p.strip() for p in text.split(",")]
+
+
+def _format(parameters: list[str]) -> str:
+    def one(p):
+        if "*" in p:
+            return "P"
+        kind = p.rsplit(" ", 1)[0].replace("const ", "").strip()
+        return {"int": "i", "float": "f", "long long": "q"}[kind]
+    return "".join(one(p) for p in parameters)
+
+
+@pytest.mark.parametrize("path, opening, expected", [
+    ("qc_decode.cu", "#define GPULDPC_ARGS(In)", decoder._ARG_TYPES),
+    ("nb_minmax.cu", "nb_minmax_q##Q(", nb_decoder._MINMAX_ARGS),
+    ("nb_fftspa.cu", "nb_fftspa_q##Q(", nb_decoder._FFTSPA_ARGS),
+])
+def test_prepared_formats_match_the_kernels(path, opening, expected):
+    source = (KERNELS / path).read_text()
+    if opening.startswith("#define"):          # a macro body: the parameters run to the end of the macro
+        body = source[source.index(opening) + len(opening):].split("\n#define", 1)[0]
+        params = [p.strip() for p in re.sub(r"\\\n", " ", body).split(",")]
+    else:
+        params = _parameters(source, opening)
+    assert _format(params) == expected, f"{path}: {params}"
