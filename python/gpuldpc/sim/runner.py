@@ -23,7 +23,7 @@ from .plot import plot_results
 from .progress import NoProgress, RichProgress
 from .results import collect, write_csv
 from .spec import CampaignSpec, RunSpec, SimError
-from .stats import PointResult, summarize
+from .stats import PointResult, Prefix, summarize
 from .store import ResultsStore
 from .worker import BatchTask, run_batch
 
@@ -47,26 +47,10 @@ class _Point:
     changed: bool = False               # batches arrived since ``result`` was computed
     result: PointResult | None = None
     shown: float = -math.inf            # when ``result`` was computed
-    counted: int = 0                    # batches 0..counted-1: the counted prefix so far
-    frames: int = 0                     # ... its frames and frame errors
-    errors: int = 0
-    status: str = "partial"             # stats.counted_prefix's reason once it stops growing
+    prefix: Prefix = dataclasses.field(default_factory=Prefix)    # the counted batches so far
 
     def __post_init__(self):
         self.changed = bool(self.batches)   # resumed: stored batches to count
-
-    def absorb(self, budget):
-        """Extend the counted prefix over the batches that arrived
-        (:func:`~gpuldpc.sim.stats.counted_prefix`, kept incrementally: O(1) a batch)."""
-        while self.status == "partial" and self.counted in self.batches:
-            c = self.batches[self.counted]
-            self.counted += 1
-            self.frames += c.frames
-            self.errors += c.frame_errors
-            if self.errors >= budget.max_errors:
-                self.status = "errors"
-            elif self.frames >= budget.max_frames:
-                self.status = "frames"
 
     @property
     def label(self) -> str:
@@ -103,12 +87,12 @@ def _info_bits(run: RunSpec) -> tuple[int, int]:
 def _batches_needed(point: _Point, budget) -> int:
     """Batches still to start for the point: the budget's estimate minus those in flight
     or already stored beyond the counted prefix."""
-    frames, errors = point.frames, point.errors
+    frames, errors = point.prefix.frames, point.prefix.errors
     per_batch = point.run.frames_per_batch
     need = math.ceil(max(budget.max_frames - frames, 0) / per_batch)
     if errors:
         need = min(need, math.ceil((budget.max_errors - errors) * frames / errors / per_batch))
-    ahead = len(point.batches) - point.counted
+    ahead = len(point.batches) - point.prefix.count
     return max(need, 1) - len(point.in_flight) - ahead
 
 
@@ -200,11 +184,11 @@ def _update_states(points: list, budget, display):
             if point.run.key in low_fer_runs:
                 point.done = True                       # skipped: a lower Eb/N0 is already below min_fer
                 continue
-            point.absorb(budget)
+            point.prefix.extend(point.batches, budget)
             if point.batches:
                 timed_out = (budget.max_seconds is not None and point.started is not None
                              and now - point.started >= budget.max_seconds)
-                finished = point.status != "partial" or timed_out
+                finished = point.prefix.status != "partial" or timed_out
                 if finished or (point.changed and now - point.shown >= DISPLAY_SECONDS):
                     point.result = summarize(point.ebn0_db, point.batches, budget, *_info_bits(point.run))
                     point.changed, point.shown = False, now

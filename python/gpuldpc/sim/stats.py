@@ -25,7 +25,7 @@ from scipy import stats as _stats
 
 from .spec import Budget
 
-__all__ = ["PointResult", "counted_prefix", "summarize", "clopper_pearson", "ber_interval"]
+__all__ = ["PointResult", "Prefix", "counted_prefix", "summarize", "clopper_pearson", "ber_interval"]
 
 CONFIDENCE = 0.95
 
@@ -51,21 +51,33 @@ class PointResult(NamedTuple):
     status: str                  # "errors" | "frames" (budget reached) | "partial"
 
 
+class Prefix:
+    """The counted prefix (module docstring) grown as batches arrive: batches
+    ``0..count-1``, their frames and frame errors, and ``status`` -- "partial" while it
+    may still grow, else why it stopped ("errors" or "frames").  :meth:`extend` costs one
+    step per newly counted batch, so a running campaign keeps one per point."""
+
+    def __init__(self):
+        self.count, self.frames, self.errors, self.status = 0, 0, 0, "partial"
+
+    def extend(self, batches: dict, budget: Budget) -> "Prefix":
+        """Count the batches that continue the prefix; returns self."""
+        while self.status == "partial" and self.count in batches:
+            c = batches[self.count]
+            self.count += 1
+            self.frames += c.frames
+            self.errors += c.frame_errors
+            if self.errors >= budget.max_errors:
+                self.status = "errors"
+            elif self.frames >= budget.max_frames:
+                self.status = "frames"
+        return self
+
+
 def counted_prefix(batches: dict, budget: Budget) -> tuple[list, str]:
     """The counted batches (module docstring) and why counting stopped."""
-    counted, errors, frames = [], 0, 0
-    b = 0
-    while b in batches:
-        c = batches[b]
-        counted.append(c)
-        errors += c.frame_errors
-        frames += c.frames
-        if errors >= budget.max_errors:
-            return counted, "errors"
-        if frames >= budget.max_frames:
-            return counted, "frames"
-        b += 1
-    return counted, "partial"
+    prefix = Prefix().extend(batches, budget)
+    return [batches[b] for b in range(prefix.count)], prefix.status
 
 
 def clopper_pearson(errors: int, trials: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
