@@ -153,8 +153,9 @@ class DeviceEngine:
         Call inside ``self.ctx.active()``."""
         drv = driver()
         on_device = isinstance(llr, DeviceInput)
-        llr_pinned = not on_device and is_pinned(llr)
-        llr_mapped = llr_pinned and self.plan.zero_copy and mapped_address(llr)   # its rows' address
+        zero_copy = self.plan.zero_copy
+        llr_mapped = not on_device and zero_copy and mapped_address(llr)       # the kernel reads it in place
+        llr_pinned = not on_device and not zero_copy and is_pinned(llr)        # copied to the GPU as is
         out_bits = ticket.bits[start:stop]
         bits_pinned = (stop - start) * self.plan.bits_width > DIRECT_BITS_MIN and is_pinned(out_bits)
         for a in range(0, stop - start, self.chunk):
@@ -171,8 +172,11 @@ class DeviceEngine:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
                     if slot.zero_copy:
-                        dev_in = (llr_mapped + a * src[0].nbytes if llr_mapped
-                                  else mapped_address(slot.staged(src)))
+                        if llr_mapped:
+                            dev_in = llr_mapped + a * src[0].nbytes
+                        else:
+                            slot.staged(src)
+                            dev_in = slot.dev_in        # the mapped address of the staging buffer
                         slot.last_input = src
                     else:
                         drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
@@ -285,18 +289,22 @@ class StreamDecoder:
         return sum(e.streams * e.chunk for e in self.engines)
 
     # ------------------------------------------------------------------ decode
-    def _ticket(self, batch, out) -> Ticket:
+    def _ticket(self, batch, out, parts=None) -> Ticket:
+        """Result arrays of a batch and its parts: (engine, start, stop) per device, equal
+        shares unless ``parts`` is given."""
         if out is None:
             out = np.empty((batch, self.bits_width), np.uint8)
         elif out.shape != (batch, self.bits_width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, self.bits_width)}, "
                              f"got {out.dtype} {out.shape}")
+        return Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts or self._shares(batch))
+
+    def _shares(self, batch) -> tuple:
+        """(engine, start, stop): the batch in equal parts over the devices."""
         if len(self.engines) == 1:
-            parts = ((self.engines[0], 0, batch),)
-        else:
-            edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
-            parts = tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
-        return Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts)
+            return ((self.engines[0], 0, batch),)
+        edges = np.linspace(0, batch, len(self.engines) + 1).astype(int)
+        return tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
 
     def submit(self, llr, out=None) -> Ticket:
         """Issue a batch and return at once; ``out`` (optional) receives the hard decisions."""
@@ -347,7 +355,7 @@ class StreamDecoder:
         if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1:
             raise ValueError(f"frames must be an integer >= 1, got {frames!r}")
         eng = matches[0]
-        ticket = self._ticket(int(frames), out)._replace(parts=((eng, 0, int(frames)),))
+        ticket = self._ticket(int(frames), out, parts=((eng, 0, int(frames)),))
         with eng.ctx.active():
             eng.issue(ticket, 0, int(frames), DeviceInput(int(llr), eng.plan.frame_bytes(kind)), kind)
             eng.collect(ticket)
