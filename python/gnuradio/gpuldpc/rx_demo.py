@@ -4,7 +4,7 @@
 
 Flowgraph (the same as ``examples/rx_recording.grc``)::
 
-    file source (cf32 SigMF data) -> bpsk_frame_receiver (FLL, clock sync,
+    file source (cf32 SigMF data) -> bpsk_frame_receiver (FLL, symbol sync,
     Costas, frame sync) -> ldpc_decoder (positive_llr_bit=0) -> payload_check
 
 The recording's ``ldpc:`` metadata says which code, payload seed and frame
