@@ -414,6 +414,10 @@ __device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned
     unsigned char* dst = symbols + (size_t)frame * n;
     for (int v0 = 16 * lane; v0 < n; v0 += 16 * 32) {
         const uint4 w = __ldcg(reinterpret_cast<const uint4*>(src + v0));
+        if (v0 + 16 <= n && (reinterpret_cast<size_t>(dst + v0) & 15) == 0) {
+            *reinterpret_cast<uint4*>(dst + v0) = w;    // one store (one PCIe write to mapped memory)
+            continue;
+        }
         const unsigned words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
         for (int b = 0; b < 16; ++b)

@@ -105,7 +105,8 @@ def test_zero_copy_latency_path_equals_throughput_path(cuda, frames, batch, pinn
     cw, llr = frames(code, 2.0, batch, seed=batch)
     fast = cuda.CudaDecoder(code, devices=[0], preset="latency")
     bulk = cuda.CudaDecoder(code, devices=[0])
-    assert fast.engines[0].plan.zero_copy and not bulk.engines[0].plan.zero_copy
+    assert fast.engines[0].plan.mapped_input and fast.engines[0].plan.mapped_output
+    assert not (bulk.engines[0].plan.mapped_input or bulk.engines[0].plan.mapped_output)
     src = fast.pinned_llr(batch) if pinned else llr.copy()
     src[:] = llr
     out = fast.pinned_bits(batch) if pinned else None
@@ -125,6 +126,7 @@ def test_nb_latency_preset_runs_the_frame_kernel(cuda):
     fast = NbCudaDecoder(code, "minmax", "flooding", devices=[0], preset="latency")
     bulk = NbCudaDecoder(code, "minmax", "flooding", devices=[0])
     assert fast.engines[0].plan.name == "nb_frame_q32"
+    assert fast.engines[0].plan.mapped_output and not fast.engines[0].plan.mapped_input
     _same(fast.decode(bit_llr), bulk.decode(bit_llr))
     _same(fast.decode(bit_llr[:1]), bulk.decode(bit_llr[:1]))
     assert NbCudaDecoder(code, "mmma", "layered", devices=[0], preset="latency").engines[0].plan.name == \

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuldpc.cuda import decoder, nb_decoder
+from gpuldpc.cuda import decoder, nb_decoder, nb_frame
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -39,6 +39,7 @@ def _format(parameters: list[str]) -> str:
     ("qc_decode.cu", "#define GPULDPC_ARGS(In)", decoder._ARG_TYPES),
     ("nb_minmax.cu", "nb_minmax_q##Q(", nb_decoder._MINMAX_ARGS),
     ("nb_fftspa.cu", "nb_fftspa_q##Q(", nb_decoder._FFTSPA_ARGS),
+    ("nb_frame.cu", "nb_frame_q##Q(", nb_frame.ARG_TYPES),
 ])
 def test_prepared_formats_match_the_kernels(path, opening, expected):
     source = (KERNELS / path).read_text()

@@ -82,7 +82,7 @@ class _QcPlan:
         self.default_streams = 1 if dec.preset == "latency" else 8
         # latency: the kernel reads the LLRs (one coalesced pass) and writes its results
         # in mapped host memory, no copies (:mod:`.engine`)
-        self.zero_copy = dec.preset == "latency" and ctx.unified
+        self.mapped_input = self.mapped_output = dec.preset == "latency" and ctx.unified
 
     def default_chunk(self, streams, free_bytes) -> int:
         """One wave (latency) or two (throughput) per stream launch."""

@@ -28,10 +28,10 @@ shape); the engine asks it for
   ``check_llr`` names the kind of each call);
 * ``scratch_bytes(frames)``: device scratch of one stream (messages);
 * ``default_streams``, ``default_chunk(streams, free_bytes)``, ``frames_per_wave``;
-* ``zero_copy``: True for the latency preset on a device with unified addressing:
-  the kernel reads the LLRs from and writes its results to mapped page-locked host
-  memory in place (no copy in, no copy out: two driver calls and two transfers'
-  latency less per call);
+* ``mapped_input``, ``mapped_output``: zero copy (the latency presets, on a device with
+  unified addressing): the kernel reads the LLRs from (input) or writes its results to
+  (output) mapped page-locked host memory in place, instead of a copy in or a copy
+  out (a driver call and a transfer's latency less per call each);
 * ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with
   ``out = (dev_bits, dev_iters, dev_valid)``: enqueue the kernel(s) of ``count``
   frames (asynchronous).
@@ -74,12 +74,13 @@ class _Slot:
     (uint8), padding to 16 bytes, then the hard decisions; so a chunk's results come
     back in one copy (its first ``flags + count * bits_width`` bytes), or in two when
     the bits go straight into the caller's page-locked array.  The input buffers are
-    sized for the largest input kind used so far.  A ``zero_copy`` slot has no device
-    copies of them: the kernel works on the mapped host buffers."""
+    sized for the largest input kind used so far.  With ``mapped_in`` (``mapped_out``)
+    there is no device copy of the input (results) buffer: the kernel works on the
+    mapped host buffer."""
 
-    def __init__(self, ctx, capacity, bits_width, scratch_bytes, zero_copy=False):
+    def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False):
         drv = driver()
-        self.ctx, self.zero_copy = ctx, zero_copy
+        self.ctx, self.mapped_in, self.mapped_out = ctx, mapped_in, mapped_out
         self.stream = drv.Stream()
         self.capacity = capacity
         self.flags = -(-5 * capacity // 16) * 16
@@ -88,19 +89,19 @@ class _Slot:
         self.host_iters = self.host_out[:4 * capacity].view(np.int32)
         self.host_valid = self.host_out[4 * capacity:5 * capacity]
         self.host_bits = self.host_out[self.flags:].reshape(capacity, bits_width)
-        self.dev_out = None if zero_copy else drv.mem_alloc(self.host_out.nbytes)
-        base = mapped_address(self.host_out) if zero_copy else int(self.dev_out)
+        self.dev_out = None if mapped_out else drv.mem_alloc(self.host_out.nbytes)
+        base = mapped_address(self.host_out) if mapped_out else int(self.dev_out)
         self.out = (base + self.flags, base, base + 4 * capacity)
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
-        self.last_input = None  # zero-copy: the host rows of the last launch (kernel_seconds)
+        self.last_input = None  # mapped input: the host rows of the last launch (kernel_seconds)
         self.pending = None     # (ticket, start, stop, bits written directly)
 
     def reserve_input(self, frame_bytes: int):
         """Pinned and device input buffers for ``capacity`` frames of ``frame_bytes``."""
         if frame_bytes > self.frame_bytes:
             self.host_in = pinned_empty(self.capacity * frame_bytes, np.uint8, self.ctx)
-            self.dev_in = (mapped_address(self.host_in) if self.zero_copy
+            self.dev_in = (mapped_address(self.host_in) if self.mapped_in
                            else driver().mem_alloc(self.capacity * frame_bytes))
             self.frame_bytes = frame_bytes
 
@@ -131,7 +132,8 @@ class DeviceEngine:
             try:
                 if need > free:
                     raise drv.MemoryError("requested more than the free device memory")
-                self.slots = [_Slot(ctx, self.chunk, plan.bits_width, scratch, plan.zero_copy)
+                self.slots = [_Slot(ctx, self.chunk, plan.bits_width, scratch, plan.mapped_input,
+                                    plan.mapped_output)
                               for _ in range(self.streams)]
                 for slot in self.slots:
                     slot.reserve_input(frame_bytes)
@@ -153,25 +155,27 @@ class DeviceEngine:
         Call inside ``self.ctx.active()``."""
         drv = driver()
         on_device = isinstance(llr, DeviceInput)
-        zero_copy = self.plan.zero_copy
-        llr_mapped = not on_device and zero_copy and mapped_address(llr)       # the kernel reads it in place
-        llr_pinned = not on_device and not zero_copy and is_pinned(llr)        # copied to the GPU as is
+        mapped_in = self.plan.mapped_input
+        llr_mapped = not on_device and mapped_in and mapped_address(llr)       # the kernel reads it in place
+        llr_pinned = not on_device and not mapped_in and is_pinned(llr)        # copied to the GPU as is
         out_bits = ticket.bits[start:stop]
-        bits_pinned = (stop - start) * self.plan.bits_width > DIRECT_BITS_MIN and is_pinned(out_bits)
+        bits_pinned = ((stop - start) * self.plan.bits_width > DIRECT_BITS_MIN and not self.plan.mapped_output
+                       and is_pinned(out_bits))
         for a in range(0, stop - start, self.chunk):
             b = min(a + self.chunk, stop - start)
             count = b - a
             slot = self.slots[self._next % self.streams]
             self._next += 1
-            self.collect_slot(slot)
-            direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN and not slot.zero_copy
+            if slot.pending is not None:
+                self.collect_slot(slot)
+            direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN
             try:
                 if on_device:
                     dev_in = llr.pointer + a * llr.frame_bytes
                 else:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
-                    if slot.zero_copy:
+                    if mapped_in:
                         if llr_mapped:
                             dev_in = llr_mapped + a * src[0].nbytes
                         else:
@@ -185,7 +189,7 @@ class DeviceEngine:
                 if direct:
                     drv.memcpy_dtoh_async(out_bits[a:b], slot.out[0], slot.stream)
                     drv.memcpy_dtoh_async(slot.host_out[:slot.flags], slot.dev_out, slot.stream)
-                elif not slot.zero_copy:        # zero copy: the kernel wrote slot.host_out in place
+                elif not slot.mapped_out:       # mapped: the kernel wrote slot.host_out in place
                     drv.memcpy_dtoh_async(slot.host_out[:slot.flags + count * slot.bits_width],
                                           slot.dev_out, slot.stream)
             except drv.Error as exc:
@@ -206,7 +210,7 @@ class DeviceEngine:
         if not direct:
             ticket.bits[a:b] = slot.host_bits[:count]
         ticket.iterations[a:b] = slot.host_iters[:count]
-        ticket.valid[a:b] = slot.host_valid[:count].view(bool)
+        ticket.valid[a:b] = slot.host_valid[:count]
 
     def collect(self, ticket: Ticket):
         """Wait for every chunk of ``ticket`` on this device (inside ``self.ctx.active()``)."""
@@ -222,7 +226,7 @@ class DeviceEngine:
         frames = min(frames, slot.capacity)
         with self.ctx.active():
             self.collect_slot(slot)
-            if llr is None and slot.zero_copy:
+            if llr is None and slot.mapped_in:
                 llr = slot.last_input
             if llr is not None:
                 src = np.ascontiguousarray(llr[:frames])

@@ -86,8 +86,11 @@ class _NbPlan:
                                 else ctx.limits.sm_count * self.shape.blocks_per_sm)
         self.default_streams = 1 if dec.preset == "latency" else 2
         # bit LLRs are read q times each by the conversion: in place over PCIe they would
-        # cost more than the copy, so the GF(q) kernels always work on device copies
-        self.zero_copy = False
+        # cost more than the copy, so the GF(q) kernels always read device copies; the
+        # latency preset writes symbols, iterations and flags straight into mapped host
+        # memory (no copy out, :mod:`.engine`)
+        self.mapped_input = False
+        self.mapped_output = dec.preset == "latency" and ctx.unified
         self.channel_copy = dec.schedule == "flooding" and not self.fft
         self.nq = lay.n * lay.q
 

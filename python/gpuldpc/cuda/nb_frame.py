@@ -22,6 +22,9 @@ WARPS = 4                    # warps per block (kWarps in nb_frame.cu)
 THREADS = 32 * WARPS
 MAX_DEGREE = 32              # a row's decisions and check fit one warp (symrow[32])
 SYMBOL_PAD = 16              # decisions per iteration padded to 16 bytes (uint4 copy-out)
+# argument types of nb_frame_q<q> (a prepared call: the arguments are packed by this format
+# instead of being inspected one by one at every launch; tests/gpu/test_kernel_signatures.py)
+ARG_TYPES = "PiPPPPqiqiiPPPPPPPiiiiiii"
 
 
 def _round(x: int, to: int) -> int:
@@ -133,6 +136,7 @@ class NbFrameKernel:
         with ctx.active():
             self._func = ctx.function("nb_frame", f"nb_frame_q{q}")
             self._func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared)
+            self._func.prepare(ARG_TYPES)
             self.kernel_attributes = ctx.kernel_attributes(self._func)
             self._tables = {name: drv.to_device(np.ascontiguousarray(a)) for name, a in tables.items()}
             self._tables["exp"] = drv.to_device(np.ascontiguousarray(layout.exp))
@@ -169,11 +173,9 @@ class NbFrameKernel:
             drv.memset_d32_async(address, 0, self.scratch_bytes(frames) // 4, stream)
         self._scratch_frames[address] = frames
         per_frame = self.blocks_per_frame(frames)
-        ptr = [np.uintp(int(a)) for a in (dev_in, dev_sym, dev_iters, dev_valid, scratch)]
-        self._func(ptr[0], np.int32(bool(in_is_bits)), ptr[1], ptr[2], ptr[3], ptr[4],
-                   np.int64(self.frame_bytes), np.int32(self.sym_offset), np.int64(self.r_offset),
-                   np.int32(self.sym_stride), np.int32(per_frame), t["exp"], t["log"], t["task_row"],
-                   t["edge_meta"], t["stage_edge"], t["nbr_ptr"], t["nbr_row"], np.int32(lay.n),
-                   np.int32(self.tasks), np.int32(lay.edges), np.int32(lay.max_degree), np.int32(self.stage_max),
-                   np.int32(self.max_iterations), np.int32(self.early_stop),
-                   block=(THREADS, 1, 1), grid=(frames * per_frame, 1), shared=self.shared, stream=stream)
+        self._func.prepared_async_call(
+            (frames * per_frame, 1), (THREADS, 1, 1), stream,
+            dev_in, int(bool(in_is_bits)), dev_sym, dev_iters, dev_valid, scratch, self.frame_bytes,
+            self.sym_offset, self.r_offset, self.sym_stride, per_frame, t["exp"], t["log"], t["task_row"],
+            t["edge_meta"], t["stage_edge"], t["nbr_ptr"], t["nbr_row"], lay.n, self.tasks, lay.edges,
+            lay.max_degree, self.stage_max, self.max_iterations, int(self.early_stop), shared_size=self.shared)
