@@ -10,7 +10,10 @@ array to host hard decisions (page-locked arrays, so the copies are the PCIe
 transfers; a pageable-input row too), kernel-only throughput (CUDA events around
 one launch on resident data), latency per batch, Table III's sweep of streams x
 frames per block x frames per launch, and Sionna's LDPCBPDecoder (min-sum, same
-code, same iterations) on the same GPU.  Writes ``<gpu>-binary.json`` (rows as
+code, same iterations) on the same GPU.  ``precision="float16"`` rows (the binary16
+kernels, two frames a thread): kernel only at 5, 10, 15 iterations (one launch of
+``--frames`` frames, beside the float32 kernel's), end to end from float32 and from
+int8 input.  Writes ``<gpu>-binary.json`` (rows as
 DESIGN.md lists) and prints the table (also ``<gpu>-binary.txt``).
 """
 from __future__ import annotations
@@ -72,6 +75,17 @@ def pcie(dec):
             out[name] = host.nbytes / median_time(fn, 5) / 1e9
         dev.free()
     return out
+
+
+def one_launch(code, frames, iterations=10, precision="float32"):
+    """Seconds of one kernel launch of ``frames`` resident frames (CUDA events) and the FER."""
+    dec = cuda.CudaDecoder(code, max_iterations=iterations, early_stop=False, devices=[0], streams=1,
+                           chunk_frames=frames, check_finite=False, precision=precision)
+    cw, llr = noisy(code, frames)
+    fer = float((dec.decode(llr).bits != cw).any(axis=1).mean())
+    t = dec.kernel_seconds(frames=frames)
+    dec.close()
+    return t, fer
 
 
 def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, devices="all", **opts):
@@ -239,6 +253,18 @@ def main(argv=None):
             dec, t, fer = end_to_end(wimax, args.frames, llr_dtype=dtype, devices=[0])
             rows.append(row("gpuldpc", wimax, args.frames, t, llr_dtype=dtype, streams=dec.engines[0].streams,
                             kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
+        # float16 message arithmetic: kernel only (one launch, with the float32 kernel beside
+        # it), then end to end from float32 and int8 input
+        for it in (5, 10, 15):
+            for precision in ("float32", "float16"):
+                t, fer = one_launch(wimax, args.frames, it, precision)
+                rows.append(row("gpuldpc kernel", wimax, args.frames, t, iterations=it,
+                                kernel_gbps=wimax.n * args.frames / t / 1e9, fer=fer, precision=precision,
+                                measure="one launch, resident data"))
+        for dtype in ("float32", "int8"):
+            dec, t, fer = end_to_end(wimax, args.frames, llr_dtype=dtype, devices=[0], precision="float16")
+            rows.append(row("gpuldpc", wimax, args.frames, t, llr_dtype=dtype, streams=dec.engines[0].streams,
+                            kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer, precision="float16"))
         dec, t, fer = end_to_end(wimax, args.frames, pinned=False, devices=[0])
         rows.append(row("gpuldpc", wimax, args.frames, t, streams=dec.engines[0].streams, fer=fer,
                         input="pageable numpy array"))

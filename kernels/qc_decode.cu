@@ -27,6 +27,10 @@
 // sign(x) = -1 iff x < 0, L = Q + R_new; flooding sums in increasing check-row order,
 // which for a QC code is increasing layer order for every column.
 //
+// Binary16 (HalfMinSum, entry points qc_hs*): the same min-sum in IEEE binary16, two frames a
+// thread packed as half2, bit-exact with the reference decoder's float16 arithmetic (clamps
+// kHalfLlrMax on the channel LLRs, kHalfRMax on the message magnitudes; docs/gpu.md).
+//
 // Outputs per frame: hard decisions (bit = 1 iff posterior < 0) unpacked (one byte per
 // bit) or packed (np.packbits order: first bit in the most significant bit, n/8 bytes
 // rounded up), the number of iterations run, and the syndrome flag.  With early stop a
@@ -44,6 +48,15 @@ enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
 
 // Largest block of the row-per-thread entry points (caps registers at 65536 / 512 = 128).
 constexpr int kMaxBlockThreads = 512;
+
+// Binary16 kernels: channel LLRs are clamped to +-kHalfLlrMax before rounding to half and
+// message magnitudes to kHalfRMax, so |L| <= kHalfLlrMax + dv * kHalfRMax for column weight dv
+// (the host admits a code only where that is below 65504, the largest half:
+// gpuldpc.decoders.reference_binary.check_half_range).  Powers of two, exact in half.
+constexpr float kHalfLlrMax = 2048.0f;
+constexpr unsigned kHalfRMax2 = 0x68006800u;  // half2(2048, 2048)
+constexpr unsigned kHalfInf2 = 0x7c007c00u;   // half2(+inf, +inf): the pad words of padded rows
+constexpr unsigned kHalfSigns = 0x80008000u;  // the sign bits of both halves
 
 // Input LLR as float32.  "+ 0.0f" turns -0.0 into +0.0 and leaves every other value as
 // it is; -0.0 and +0.0 behave alike under the reference's rules (sign(x) = -1 iff x < 0,
@@ -105,6 +118,58 @@ __device__ __forceinline__ int qc_offset(int2 e4, int r, int z4)
 __device__ __forceinline__ float& at(float* row_entry, int offset)
 {
     return *reinterpret_cast<float*>(reinterpret_cast<char*>(row_entry) + offset);
+}
+
+// The 4-byte word at a byte offset as raw bits (a half2 of the binary16 kernels).
+__device__ __forceinline__ unsigned& word(float* row_entry, int offset)
+{
+    return *reinterpret_cast<unsigned*>(reinterpret_cast<char*>(row_entry) + offset);
+}
+
+__device__ __forceinline__ __half2 as_half2(unsigned u) { return *reinterpret_cast<const __half2*>(&u); }
+__device__ __forceinline__ unsigned as_bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
+
+// Two channel LLRs (float32, as llr_value gives them) as the half2 of a frame pair: each
+// clamped to +-kHalfLlrMax, rounded to nearest half, then "+ 0" (a negative value that rounds
+// to -0 becomes +0: no posterior or Q is then ever -0, so its sign bit is exactly "< 0").
+__device__ __forceinline__ unsigned half_llr_pair(float lo, float hi)
+{
+    const __half2 h = __floats2half2_rn(fminf(fmaxf(lo, -kHalfLlrMax), kHalfLlrMax),
+                                        fminf(fmaxf(hi, -kHalfLlrMax), kHalfLlrMax));
+    return as_bits(__hadd2_rn(h, __float2half2_rn(0.0f)));
+}
+
+// 0xffff in the low half when bit 7 of v is set, in the high half when bit 23 is set (PRMT
+// with sign replication: bytes 0, 1 copy the top bit of byte 0, bytes 2, 3 that of byte 2).
+__device__ __forceinline__ unsigned byte_top_masks(unsigned v)
+{
+    unsigned m;
+    asm("prmt.b32 %0, %1, %2, 0xAA88;" : "=r"(m) : "r"(v), "r"(0u));
+    return m;
+}
+
+// Per half: b where mask is 0xffff, else a (one LOP3).
+__device__ __forceinline__ unsigned select_halves(unsigned a, unsigned b, unsigned mask)
+{
+    return (a & ~mask) | (b & mask);
+}
+
+// The sign bits of both halves from s, the other bits from m: one LOP3 (written out, as
+// the compiler splits this constant select into two).
+__device__ __forceinline__ unsigned with_signs_of(unsigned m, unsigned s)
+{
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xD8;" : "=r"(d) : "r"(m), "r"(s), "r"(kHalfSigns));  // c ? b : a
+    return d;
+}
+
+// Binary16 message magnitude min(max(scale * m - offset, 0), kHalfRMax) of both frames, with
+// so = (scale, offset) in half: NMS (alpha, 0) gives alpha * m, OMS (1, beta) max(m - beta, 0)
+// (minsum_magnitude), each rounded once (an FMA whose other part is exact).
+__device__ __forceinline__ unsigned half_magnitude(__half2 m, __half2 so)
+{
+    const __half2 f = __hfma2(__low2half2(so), m, __hneg2(__high2half2(so)));
+    return as_bits(__hmin2(__hmax2(f, __float2half2_rn(0.0f)), as_half2(kHalfRMax2)));
 }
 
 // Two-min update (Algorithm 1, lines 3-14) of one |Q| at position e.
@@ -213,6 +278,115 @@ struct RegisterMinSum {
         bits[l] = (rsign & kSignMask) | ((unsigned)idx << kIdxShift);
     }
 };
+
+// RegisterMinSum in IEEE binary16 with two frames a thread: every 4-byte word of the
+// posteriors in shared memory is a half2 holding a frame pair's posteriors of one column
+// (frame 2p in the low half, 2p+1 in the high half), so one shared load brings both and
+// one HADD2 / HMNMX2 / HFMA2 updates both.  Each half follows the reference decoder's float16
+// arithmetic: Q = L - R_old, R = sign * min(f(m), kHalfRMax), L = Q + R, each rounded once.
+// Per row and layer the state is RegisterMinSum's, packed:
+//   mag1, mag2: half2 of min(f(min1), R_MAX), min(f(min2), R_MAX); the sign bit of mag1 is
+//               the frame's sign product P of the row's Q, that of mag2 its complement;
+//   bits[w], edges e = 8w + e' (e' < 8): bit 7-e' (frame A) / 23-e' (frame B) set when edge e
+//               takes mag2 (|Q_e| == min1: the reference's e == idx, or a tie, where
+//               min1 == min2), bit 15-e' / 31-e' the sign S_e of Q_e.
+// R_e is then one LOP3 select between mag1 and mag2 under a mask word X holding the select
+// bit in bits 0-14 and S_e in bit 15 of each half: its magnitude bits come from mag2 or
+// mag1, its sign from mag2 (not P) when S_e is set, else from mag1 (P): P xor S_e, the sign
+// of the other edges' product.  Shifted left by e' the bit word has the select bits at the
+// byte tops 7 / 23 (byte_top_masks spreads them over the halves) and S_e at 15 / 31, so
+// rebuilding R_old is a shift, a PRMT and two LOP3 for both frames.
+// Rows of both schedules are padded to DC_MAX blocks through the block table (decode_frames
+// gives every layer DC_MAX entries, a missing block pointing at the row's own pad word,
+// which holds half +inf): |Q| = inf is never min1 or min2, its sign is +, and the pad word
+// stays +inf (R is finite), so a row step has no branch and no select per edge.  A frame
+// that stopped early keeps being updated in its half (its decisions were written when it
+// stopped); halves never mix, and no operation can make a NaN: R is finite and no
+// posterior is +-inf within the range the host admits.
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+struct HalfMinSum {
+    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = 1;
+    static constexpr int kMaxThreads = kMaxBlockThreads;
+    static constexpr int kMinBlocks = MIN_BLOCKS;
+    static constexpr int kRowBlocks = DC_MAX;        // block table entries a layer (padded)
+    static constexpr int kWords = (DC_MAX + 7) / 8;  // bit words per row
+    unsigned mag1[LAYERS_MAX];          // half2 bits, sign = the row's Q sign product P
+    unsigned mag2[LAYERS_MAX];          // half2 bits, sign = not P
+    unsigned bits[LAYERS_MAX][kWords];  // select and Q sign bits per edge (see above)
+    int rule;
+    float alpha, beta;
+    int pad;                            // unused: rows are padded through the block table
+    __half2 scale_offset;               // f(m) = max(scale * m - offset, 0), both rounded to half
+
+    __device__ void init(float*, long long, const int2*, const int*, int, int, int, int, int)
+    {
+        // NMS: (alpha, 0), OMS: (1, beta); max(alpha * m - 0, 0) = alpha * m and
+        // max(1 * m - beta, 0) = max(m - beta, 0), each with the one rounding of an FMA
+        scale_offset = rule == kOms ? __floats2half2_rn(1.0f, beta) : __floats2half2_rn(alpha, 0.0f);
+#pragma unroll
+        for (int l = 0; l < LAYERS_MAX; ++l) {
+            mag1[l] = 0u;
+            mag2[l] = 0u;
+#pragma unroll
+            for (int w = 0; w < kWords; ++w) bits[l][w] = 0u;
+        }
+    }
+
+    // One check row: r of layer l, edges = the layer's DC_MAX (padded) block table entries.
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int r, int z4)
+    {
+        const unsigned o1 = mag1[l], o2 = mag2[l];
+        unsigned q[DC_MAX], fresh[kWords];
+        int col[DC_MAX];
+        __half2 c1[2], c2[2];  // two min chains (even, odd edges) as RegisterMinSum, from edges 0, 1
+        unsigned parity = 0u;
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) fresh[w] = 0u;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            col[e] = qc_offset(edges[e], r, z4);
+            const int s = e & 7;
+            const unsigned v = bits[l][e >> 3] << s;
+            const unsigned r_old = select_halves(o1, o2, with_signs_of(byte_top_masks(v), v));
+            q[e] = as_bits(__hsub2_rn(as_half2(word(post, col[e])), as_half2(r_old)));
+            const __half2 a = __habs2(as_half2(q[e]));
+            const int c = e & 1;
+            if (e < 2) {
+                c1[c] = a;
+            } else {
+                c2[c] = e < 4 ? __hmax2(c1[c], a) : __hmin2(c2[c], __hmax2(c1[c], a));
+                c1[c] = __hmin2(c1[c], a);
+            }
+            parity ^= q[e];  // Q is never -0 (half_llr_pair)
+        }
+        const __half2 m1 = __hmin2(c1[0], c1[1]);
+        const __half2 m2 = __hmin2(__hmin2(c2[0], c2[1]), __hmax2(c1[0], c1[1]));
+        const unsigned sign = parity & kHalfSigns;
+        const unsigned n1 = half_magnitude(m1, scale_offset) ^ sign;
+        const unsigned n2 = half_magnitude(m2, scale_offset) ^ sign ^ kHalfSigns;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            // X: take mag2 (bits 0-14), S_e (bit 15), per half; kept as the state's bits
+            const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
+            fresh[e >> 3] |= (x >> (e & 7)) & (0x80808080u >> (e & 7));
+            const __half2 r_new = as_half2(select_halves(n1, n2, x));
+            if (FLOOD) word(acc, col[e]) = as_bits(__hadd2_rn(as_half2(word(acc, col[e])), r_new));
+            else word(post, col[e]) = as_bits(__hadd2_rn(as_half2(q[e]), r_new));
+        }
+        mag1[l] = n1;
+        mag2[l] = n2;
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) bits[l][w] = fresh[w];
+    }
+};
+
+// Frames a thread serves: 2 for the binary16 kernels (a half2 pair), else 1.
+template <class M>
+constexpr int kFramesPerThread = 1;
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS>> = 2;
 
 // Min-sum with each check row spread over LANES consecutive threads of a warp (LANES > 1 a
 // power of two), EDGES edges a lane (a power of two): lane p of row r owns the row's edges
@@ -405,8 +579,12 @@ __device__ __forceinline__ void layer_step(M& msgs, int l, bool active, float* p
     if constexpr (M::kLanes > 1) {
         msgs.template row<FLOOD>(l, active, post, acc);
     } else if (active) {
-        const int b0 = layer_start[l];
-        msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z4);
+        if constexpr (kFramesPerThread<M> == 2) {  // every layer padded to M::kRowBlocks entries
+            msgs.template row<FLOOD>(l, post, acc, edges + l * M::kRowBlocks, r, z4);
+        } else {
+            const int b0 = layer_start[l];
+            msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z4);
+        }
     }
 }
 
@@ -418,12 +596,80 @@ __device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, i
     return p;
 }
 
+// Unsatisfied-parity bits of row r of a layer for a frame pair (binary16 posteriors; bit h:
+// the frame in half h).  The sign bit of a half is "< 0": no posterior is -0 or NaN.
+__device__ __forceinline__ unsigned pair_row_parity(float* post, const int2* edges, int dc, int r, int z4)
+{
+    unsigned p = 0u;
+    for (int e = 0; e < dc; ++e) p ^= word(post, qc_offset(edges[e], r, z4));
+    return ((p >> 15) & 1u) | ((p >> 30) & 2u);
+}
+
+// Channel LLRs of nf frames into frame-pair words, a pair every `stride` (>= n + z, a
+// multiple of 4) words: its n columns (half_llr_pair; an odd last frame pairs with zeros,
+// which only its own half ever sees), then pad words (its rows' z among them), half +inf.
+template <typename In>
+__device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, int n, int stride)
+{
+    const int pairs = (nf + 1) >> 1;
+    for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
+        dst[i / (stride - n) * stride + n + i % (stride - n)] = kHalfInf2;
+    if ((n & 3) == 0) {  // 4 columns of both frames: two vector loads, one 16-byte store
+        const int quads = n >> 2;
+        for (int i = threadIdx.x; i < pairs * quads; i += blockDim.x) {
+            const int p = i / quads;
+            const int c = 4 * (i - p * quads);
+            const In* a = src + (2 * p) * n + c;
+            const float4 x = llr_value4(a, scale);
+            const float4 y = 2 * p + 1 < nf ? llr_value4(a + n, scale) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            *reinterpret_cast<uint4*>(dst + p * stride + c) = make_uint4(
+                half_llr_pair(x.x, y.x), half_llr_pair(x.y, y.y), half_llr_pair(x.z, y.z), half_llr_pair(x.w, y.w));
+        }
+    } else {
+        for (int i = threadIdx.x; i < pairs * n; i += blockDim.x) {
+            const int p = i / n;
+            const In* a = src + (2 * p) * n + (i - p * n);
+            dst[p * stride + (i - p * n)] =
+                half_llr_pair(llr_value(a[0], scale), 2 * p + 1 < nf ? llr_value(a[n], scale) : 0.0f);
+        }
+    }
+}
+
+// Hard decisions (bit = 1 iff posterior < 0) of the frame in half h of a pair's words (16-byte
+// aligned), to dst: unpacked, or packed 8 per byte (np.packbits order), by the whole block.
+__device__ void write_half_decisions(const unsigned* words, int h, int n, int packed, unsigned char* dst)
+{
+    const int sign = 15 + 16 * h;
+    if (packed) {
+        for (int j = threadIdx.x; j < (n + 7) >> 3; j += blockDim.x) {
+            unsigned v = 0u;
+            for (int k = 0; k < 8; ++k) v |= (8 * j + k < n ? (words[8 * j + k] >> sign) & 1u : 0u) << (7 - k);
+            dst[j] = (unsigned char)v;
+        }
+    } else if ((n & 3) == 0) {
+        for (int j = threadIdx.x; j < n >> 2; j += blockDim.x) {
+            const uint4 w = reinterpret_cast<const uint4*>(words)[j];
+            reinterpret_cast<uchar4*>(dst)[j] = make_uchar4((w.x >> sign) & 1u, (w.y >> sign) & 1u,
+                                                            (w.z >> sign) & 1u, (w.w >> sign) & 1u);
+        }
+    } else {
+        for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = (words[i] >> sign) & 1u;
+    }
+}
+
 // The decoder: one block decodes `fpb` consecutive frames, fpb * z * M::kLanes threads
 // (rounded up to the warp by the caller).  Shared memory (dynamic, in this order):
 //   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
 //   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
 //   (padding to 8 bytes) int2 edges[nblocks + kEdgePad] (as (4*(j*z+s), z-s), then zeros),
 //   int layer_start[mb + 1], int done[fpb], int fail[fpb], int iters[fpb], float pad (+inf).
+// The binary16 kernels (kFramesPerThread 2, fpb even) serve a frame pair a thread, fpb / 2 * z
+// threads: post, acc, lch hold fpb / 2 slots of n + z words rounded up to a multiple of 4 (a
+// half2 each), the pair's n columns then +inf pad words, one per row, and edges holds
+// mb * M::kRowBlocks entries, every layer padded with (4n, z): the row's own pad word.
+// Early stop: a stopped frame freezes (its threads skip the layers); a stopped frame whose
+// pair partner still decodes cannot, so pair kernels write a frame's decisions when it stops
+// (or after the last iteration) and let its half run on.
 template <class M, bool FLOOD, typename In>
 __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
@@ -437,16 +683,27 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     const int tid = threadIdx.x;
     const long long frame0 = (long long)blockIdx.x * fpb;
     const int nf = (int)min((long long)fpb, (long long)frames - frame0);
-    const int span = fpb * n;
+    constexpr int kPack = kFramesPerThread<M>;
+    const int stride = kPack == 1 ? n : (n + z + 3) & ~3;  // words a slot (a frame; a pair and its pads)
+    const int span = fpb / kPack * stride;
     float* post = smem;
     float* acc = smem + span;
     float* lch = smem + 2 * span;
     const int nfloat = ((FLOOD ? 3 : 1) * span + 1) & ~1;
     int2* edges = reinterpret_cast<int2*>(smem + nfloat);
 
-    for (int i = tid; i < nblocks + kEdgePad; i += blockDim.x)
-        edges[i] = i < nblocks ? make_int2(4 * g_edges[i].x, g_edges[i].y) : make_int2(0, 0);
+    if constexpr (kPack == 2) {  // every layer padded to M::kRowBlocks entries with (4n, z)
+        for (int i = tid; i < mb * M::kRowBlocks; i += blockDim.x) {
+            const int l = i / M::kRowBlocks;
+            const int b = g_layer_start[l] + (i - l * M::kRowBlocks);
+            edges[i] = b < g_layer_start[l + 1] ? make_int2(4 * g_edges[b].x, g_edges[b].y) : make_int2(4 * n, z);
+        }
+    } else {
+        for (int i = tid; i < nblocks + kEdgePad; i += blockDim.x)
+            edges[i] = i < nblocks ? make_int2(4 * g_edges[i].x, g_edges[i].y) : make_int2(0, 0);
+    }
     int* layer_start = reinterpret_cast<int*>(edges + nblocks + kEdgePad);
+    if constexpr (kPack == 2) layer_start = reinterpret_cast<int*>(edges + mb * M::kRowBlocks);
     int* done = layer_start + mb + 1;
     int* fail = done + fpb;
     int* iters = fail + fpb;
@@ -459,19 +716,21 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     }
     const In* src = llr + frame0 * n;
     float* first = FLOOD ? lch : post;
-    if ((n & 3) == 0) {  // every standard code: whole vectors, aligned (frames start at 4n-element offsets)
+    if constexpr (kPack == 2) {
+        load_pairs(reinterpret_cast<unsigned*>(first), src, scale, nf, n, stride);
+    } else if ((n & 3) == 0) {  // every standard code: whole vectors, aligned (frames start at 4n-element offsets)
         for (int i = tid; i < nf * n / 4; i += blockDim.x)
             reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale);
     } else {
         for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
     }
 
-    // thread tid serves frame f, check row r (of every layer), lane `part` of that row
+    // thread tid serves frame (pair) f, check row r (of every layer), lane `part` of that row
     const int f = tid / (z * M::kLanes);
     const int r = (tid - f * z * M::kLanes) / M::kLanes;
     const int part = tid & (M::kLanes - 1);
-    const bool lane = f < nf;
-    const int own = f * n + r;  // this thread's row entry in its frame's posteriors
+    const bool lane = f * kPack < nf;
+    const int own = f * stride + r;  // this thread's row entry in its frame's (pair's) posteriors
     const int z4 = 4 * z;
 
     M msgs;
@@ -481,15 +740,20 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     msgs.beta = beta;
     __syncthreads();
     if (lane || M::kLanes > 1) msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
+    const int used = (nf + kPack - 1) / kPack * stride;  // words of posteriors in use
     if (FLOOD)
-        for (int i = tid; i < nf * n; i += blockDim.x) post[i] = lch[i];
+        for (int i = tid; i < used; i += blockDim.x) post[i] = lch[i];
 
     for (int it = 1; it <= max_iter; ++it) {
         __syncthreads();
-        const bool active = lane && !done[f];
+        // frame (pair) f decodes: not stopped (a pair: not both stopped)
+        const bool active = lane && !(kPack == 1 ? done[f] : done[2 * f] & done[2 * f + 1]);
         if (FLOOD) {
             // new totals start from the channel LLRs; a stopped frame keeps its posteriors
-            for (int i = tid; i < nf * n; i += blockDim.x) acc[i] = done[i / n] ? post[i] : lch[i];
+            for (int i = tid; i < used; i += blockDim.x) {
+                const int g = i / stride;
+                acc[i] = (kPack == 1 ? done[g] : done[2 * g] & done[2 * g + 1]) ? post[i] : lch[i];
+            }
             __syncthreads();
         }
         if constexpr (M::kLayers > 0) {
@@ -515,7 +779,15 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         if (early_stop || it == max_iter) {
             if (tid < fpb) fail[tid] = 0;
             __syncthreads();
-            if (lane && part == 0) {
+            if constexpr (kPack == 2) {
+                if (active) {  // a stopped frame's half runs on: its flag stays as it stopped
+                    unsigned p = 0u;
+                    for (int l = 0; l < mb && p != 3u; ++l)  // padded rows: a pad word's sign is +
+                        p |= pair_row_parity(post + own, edges + l * M::kRowBlocks, M::kRowBlocks, r, z4);
+                    if ((p & 1u) && !done[2 * f]) fail[2 * f] = 1;
+                    if ((p & 2u) && !done[2 * f + 1]) fail[2 * f + 1] = 1;
+                }
+            } else if (lane && part == 0) {
                 unsigned p = 0u;
                 for (int l = 0; l < mb && !p; ++l) {
                     const int b0 = layer_start[l];
@@ -530,6 +802,16 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                     iters[tid] = it;
                 }
             }
+            if constexpr (kPack == 2) {
+                // decisions of the frames that stopped now, or of every running frame after the
+                // last iteration: iters == it exactly for those
+                __syncthreads();
+                const int width = packed ? (n + 7) >> 3 : n;
+                for (int g = 0; g < nf; ++g)
+                    if (iters[g] == it)
+                        write_half_decisions(reinterpret_cast<const unsigned*>(post) + (g >> 1) * stride, g & 1,
+                                             n, packed, bits + (frame0 + g) * width);
+            }
             if (early_stop && !__syncthreads_or(tid < nf && !done[tid])) break;
         }
     }
@@ -538,7 +820,9 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         iters_out[frame0 + tid] = iters[tid];
         valid_out[frame0 + tid] = fail[tid] ? 0 : 1;
     }
-    if (packed) {
+    if constexpr (kPack == 2) {
+        return;  // decisions written in the loop
+    } else if (packed) {
         const int nbytes = (n + 7) >> 3;
         unsigned char* dst = bits + frame0 * nbytes;
         for (int j = tid; j < nf * nbytes; j += blockDim.x) {
@@ -569,7 +853,9 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
 //             ep<LAYERS_MAX>x<LANES>x<EDGES>  min-sum with each row over LANES threads
 //             (EdgeParallelMinSum; fpb * z * LANES threads a block): the latency kernels
 //             (v7 ep12x8x1; v8 ep12x2x4, the latency preset's since v8: docs/gpu.md);
-//             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats).
+//             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats);
+//             hs<LAYERS_MAX>x<DC_MAX>  the ms kernels in binary16, two frames a thread (HalfMinSum:
+//             fpb even, fpb / 2 * z threads a block).
 //   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
 #define GPULDPC_ARGS(In)                                                                           \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid, \
@@ -600,6 +886,10 @@ using Ms16x16 = RegisterMinSum<16, 16, 1>;
 using Ep12x8x1 = EdgeParallelMinSum<12, 8, 1, 768, 1>;
 using Ep12x2x4 = EdgeParallelMinSum<12, 2, 4, 192, 1>;
 using Stored = StoredMessages<27>;
+using Hs12x7 = HalfMinSum<12, 7, 2>;
+using Hs12x8 = HalfMinSum<12, 8, 2>;
+using Hs8x16 = HalfMinSum<8, 16, 1>;
+using Hs4x24 = HalfMinSum<4, 24, 1>;
 GPULDPC_SCHEDULES(qc_ms12x7, Ms12x7)
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
 GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
@@ -608,3 +898,7 @@ GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
 GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
 GPULDPC_SCHEDULES(qc_ep12x2x4, Ep12x2x4)
 GPULDPC_SCHEDULES(qc_stored, Stored)
+GPULDPC_SCHEDULES(qc_hs12x7, Hs12x7)
+GPULDPC_SCHEDULES(qc_hs12x8, Hs12x8)
+GPULDPC_SCHEDULES(qc_hs8x16, Hs8x16)
+GPULDPC_SCHEDULES(qc_hs4x24, Hs4x24)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..decoders.front import BINARY_ALGORITHMS, SCHEDULES, DecodeResult, check_finite
+from ..decoders.reference_binary import check_half_range
 from .context import CudaError, DeviceContext, pinned_empty
 from .driver import driver
 from .engine import StreamDecoder
@@ -26,17 +27,33 @@ REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
 # latency: v8 `ep12x2x4` (2 lanes of 4 edges, 192 threads a WiMAX 2304 frame; docs/gpu.md)
 EDGE_PARALLEL = {"latency": (12, 2, 4, 192), "throughput": None}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
+# precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
+# entry points qc_hs<layers>x<blocks>_*), for codes of these shapes; both presets
+HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24))
+PRECISIONS = ("float32", "float16")
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
 _SMEM_DEFAULT_LIMIT = 48 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
 
 
-def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput") -> str:
-    """Entry point of kernels/qc_decode.cu for a code layout and settings: the preset's
-    edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it (layers, row weight,
-    threads a frame, and n <= 8192: its column offsets are int16 byte offsets), else the
-    row-per-thread kernels."""
+def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput",
+                precision: str = "float32") -> str:
+    """Entry point of kernels/qc_decode.cu for a code layout and settings: float16, the
+    binary16 kernel of the code's shape (:data:`HALF_VARIANTS`, either preset); float32, the
+    preset's edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it (layers, row
+    weight, threads a frame, and n <= 8192: its column offsets are int16 byte offsets), else
+    the row-per-thread kernels."""
+    if precision == "float16":
+        if algorithm == "spa":
+            raise ValueError("precision='float16' runs min-sum only ('nms', 'oms'); algorithm='spa' needs "
+                             "precision='float32'")
+        for layers, row in HALF_VARIANTS:
+            if layout.layers <= layers and layout.max_row_blocks <= row:
+                return f"qc_hs{layers}x{row}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
+        raise NotQuasiCyclic(f"precision='float16' has kernels for codes of (layers, blocks a row) up to one of "
+                             f"{HALF_VARIANTS}; this code has {layout.layers} layers and rows of up to "
+                             f"{layout.max_row_blocks} blocks: use precision='float32'")
     variant = "stored"
     ep = EDGE_PARALLEL[preset]
     if (ep and algorithm != "spa" and layout.layers <= ep[0] and layout.max_row_blocks <= ep[1] * ep[2]
@@ -59,6 +76,14 @@ def kernel_lanes(kernel: str) -> int:
     return int(variant.split("x")[1]) if variant.startswith("ep") else 1
 
 
+def kernel_pairs(kernel: str) -> tuple[int, int]:
+    """(frames a thread serves, block-table entries a layer): (2, blocks) for the binary16 entry
+    points ``qc_hs<layers>x<blocks>_...`` (a half2 frame pair, rows padded through the table),
+    else (1, 0)."""
+    variant = kernel.split("_")[1]
+    return (2, int(variant.split("x")[1])) if variant.startswith("hs") else (1, 0)
+
+
 class _QcPlan:
     """The binary kernel on one device (the engine's plan, :mod:`.engine`): entry point,
     index tables, launch shape (:mod:`.tuning`)."""
@@ -70,7 +95,7 @@ class _QcPlan:
         self.func = ctx.function(KERNEL_MODULE, dec.kernel)
         self.attributes = ctx.kernel_attributes(self.func)
         self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
-                                  frames_per_block, kernel_lanes(dec.kernel))
+                                  frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel))
         if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
             self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared_bytes)
         self.func.prepare(_ARG_TYPES)
@@ -114,6 +139,12 @@ class CudaDecoder(StreamDecoder):
     algorithm, schedule, max_iterations, early_stop, alpha, beta
         As :class:`gpuldpc.Decoder`; min-sum ("nms", "oms") is bit-exact with the
         reference decoder, "spa" matches its frame error rate.
+    precision : {"float32", "float16"}
+        Message arithmetic.  "float16": min-sum in IEEE binary16, two frames a thread
+        (``qc_hs*`` kernels), bit-exact with the reference decoder's float16 arithmetic
+        (:mod:`gpuldpc.decoders.reference_binary`: LLRs clamped to +-2048, messages to
+        2048); codes whose column weight would let a posterior exceed the float16 range
+        raise ValueError.  ``frames_per_block`` must then be even.
     devices : "all", int or list of int
         GPUs to use; a batch is split over them in equal parts.
     preset : {"throughput", "latency"}
@@ -129,7 +160,7 @@ class CudaDecoder(StreamDecoder):
     """
 
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
-                 alpha=0.75, beta=0.5, *, devices="all", preset="throughput", streams=None,
+                 alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
                  packed=False, check_finite=True):
         if algorithm not in BINARY_ALGORITHMS:
@@ -140,6 +171,8 @@ class CudaDecoder(StreamDecoder):
             raise ValueError(f"preset={preset!r} is not one of {PRESETS}")
         if llr_dtype not in LLR_DTYPES:
             raise ValueError(f"llr_dtype={llr_dtype!r} is not one of {tuple(LLR_DTYPES)}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision={precision!r} is not one of {PRECISIONS}")
         if frames_per_block is not None and (not isinstance(frames_per_block, (int, np.integer))
                                              or frames_per_block < 1):
             raise ValueError(f"frames_per_block must be None or an integer >= 1, got {frames_per_block!r}")
@@ -147,13 +180,15 @@ class CudaDecoder(StreamDecoder):
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.code = code
         self.layout = qc_layout(code)
-        self.algorithm, self.schedule, self.preset = algorithm, schedule, preset
+        if precision == "float16":
+            check_half_range(code)
+        self.algorithm, self.schedule, self.preset, self.precision = algorithm, schedule, preset, precision
         self.max_iterations, self.early_stop = int(max_iterations), bool(early_stop)
         self.alpha, self.beta = np.float32(alpha), np.float32(beta)
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
         self.packed, self.check_finite = bool(packed), bool(check_finite)
-        self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset)
+        self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset, precision)
         self._frames_per_block = frames_per_block
         self._start(devices, streams, chunk_frames, "llr")
 
@@ -215,7 +250,7 @@ class CudaDecoder(StreamDecoder):
 
     def describe(self) -> dict:
         """Kernel, launch shape and streams per device (for logs and benchmarks)."""
-        return {"kernel": self.kernel, "devices": [
+        return {"kernel": self.kernel, "precision": self.precision, "devices": [
             {"id": e.ctx.id, "name": e.ctx.name, "module": e.ctx.module_origin(KERNEL_MODULE),
              "registers": e.plan.attributes.registers, "frames_per_block": e.plan.shape.frames_per_block,
              "blocks_per_frame": e.plan.shape.blocks_per_frame,
@@ -224,5 +259,5 @@ class CudaDecoder(StreamDecoder):
              "streams": e.streams, "chunk_frames": e.chunk} for e in self.engines]}
 
     def __repr__(self):
-        return (f"CudaDecoder({self.code.name!r}, {self.algorithm}, {self.schedule}, "
+        return (f"CudaDecoder({self.code.name!r}, {self.algorithm}, {self.schedule}, {self.precision}, "
                 f"max_iterations={self.max_iterations}, devices={[e.ctx.id for e in self.engines]})")

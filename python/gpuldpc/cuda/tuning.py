@@ -3,13 +3,16 @@
 Paper 001 section IV-D (adaptive performance tuning): maximize the useful threads
 resident on a multiprocessor under its four limits,
 
-    threads/block   = roundup(N_CW * Z * lanes, warp)  <= max threads per block
+    threads/block   = roundup(N_CW / F * Z * lanes, warp)  <= max threads per block
     active threads  = threads/block * blocks/SM <= max threads per SM
     registers       = active threads * registers/thread <= registers per SM
     shared memory   = blocks/SM * shared/block <= shared memory per SM
 
 where ``N_CW`` (frames per block) is ours to choose, ``lanes`` is the kernel's
-threads per check row (1, or 8 for the edge-parallel latency kernel), and the
+threads per check row (1, or 2 / 8 for the edge-parallel latency kernels), ``F``
+its frames per thread (2 for the float16 kernels, which pack a frame pair in each
+half2 word: ``N_CW`` even, ``N_CW / F`` words of posteriors per column, see
+:func:`shared_bytes`), and the
 thread limit, register and shared memory figures are the compiled kernel's
 (``cuFuncGetAttribute``) and the layout's (posteriors of ``N_CW`` frames).
 Unlike paper 004 we do not pad ``Z`` to the warp per frame: frames share warps,
@@ -20,8 +23,8 @@ Presets
 -------
 ``throughput``: ``N_CW`` maximizing resident useful threads per SM; each
 stream launches ``waves_per_chunk`` waves; ``streams`` streams depth-first.
-``latency``: one frame per block (a small batch spreads over the most
-multiprocessors) and one stream; the decoder picks the edge-parallel kernel
+``latency``: one frame (a float16 kernel: one frame pair) per block (a small
+batch spreads over the most multiprocessors) and one stream; the decoder picks the edge-parallel kernel
 where the code fits it (:func:`gpuldpc.cuda.decoder.kernel_name`).
 """
 from __future__ import annotations
@@ -78,16 +81,27 @@ class LaunchShape:
         return -(-frames // self.frames_per_block) * self.blocks_per_frame
 
 
-def shared_bytes(layout, frames_per_block: int, flooding: bool) -> int:
-    """Dynamic shared memory of one block (kernels/qc_decode.cu ``decode_frames``)."""
-    floats = (3 if flooding else 1) * frames_per_block * layout.n
+def shared_bytes(layout, frames_per_block: int, flooding: bool, frames_per_thread: int = 1,
+                 row_blocks: int = 0) -> int:
+    """Dynamic shared memory of one block (kernels/qc_decode.cu ``decode_frames``): posteriors
+    (4-byte words), block table, layer starts, flags.  ``frames_per_thread`` 2 (the float16
+    kernels): a word holds a frame pair, a pair's slot is ``n + z`` words rounded up to a
+    multiple of 4 (its pad words), and the table has ``row_blocks`` entries a layer."""
+    if frames_per_thread == 1:
+        floats = (3 if flooding else 1) * frames_per_block * layout.n
+        table = layout.nblocks + EDGE_PAD              # EDGE_PAD spare entries
+    else:
+        if row_blocks < 1:
+            raise ValueError("the float16 kernels' shared memory needs row_blocks, their block-table width")
+        floats = (3 if flooding else 1) * (frames_per_block // 2) * (-(-(layout.n + layout.z) // 4) * 4)
+        table = layout.layers * row_blocks
     floats += floats & 1
-    # the block table has EDGE_PAD spare entries; the flags end with the +inf pad slot
-    return 4 * floats + 8 * (layout.nblocks + EDGE_PAD) + 4 * (layout.layers + 1) + 12 * frames_per_block + 4
+    # the flags end with the +inf pad slot
+    return 4 * floats + 8 * table + 4 * (layout.layers + 1) + 12 * frames_per_block + 4
 
 
-def threads_per_block(z: int, frames_per_block: int, lanes: int = 1) -> int:
-    return -(-frames_per_block * z * lanes // WARP) * WARP
+def threads_per_block(z: int, frames_per_block: int, lanes: int = 1, frames_per_thread: int = 1) -> int:
+    return -(-(frames_per_block // frames_per_thread) * z * lanes // WARP) * WARP
 
 
 def blocks_per_sm(dev: DeviceLimits, kern: KernelAttributes, threads: int, shared: int) -> int:
@@ -103,34 +117,40 @@ def blocks_per_sm(dev: DeviceLimits, kern: KernelAttributes, threads: int, share
 
 def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bool,
                  preset: str = "throughput", frames_per_block: int | None = None,
-                 lanes: int = 1) -> LaunchShape:
+                 lanes: int = 1, frames_per_thread: int = 1, row_blocks: int = 0) -> LaunchShape:
     """Frames per block and the resulting block shape (paper 001 IV-D, see module docstring);
-    ``kern.max_threads`` is the kernel's ``__launch_bounds__``."""
+    ``kern.max_threads`` is the kernel's ``__launch_bounds__``; frames per block are a
+    multiple of ``frames_per_thread``; ``row_blocks``: see :func:`shared_bytes`."""
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is not one of {', '.join(map(repr, PRESETS))}")
     limit = min(kern.max_threads, dev.max_threads_per_block)
+    pack = frames_per_thread
 
     def shape(fpb):
-        threads = threads_per_block(layout.z, fpb, lanes)
-        shared = shared_bytes(layout, fpb, flooding)
+        threads = threads_per_block(layout.z, fpb, lanes, pack)
+        shared = shared_bytes(layout, fpb, flooding, pack, row_blocks)
         if threads > limit or shared > dev.shared_per_block_optin:
             return None
         bps = blocks_per_sm(dev, kern, threads, shared)
         return LaunchShape(fpb, threads, shared, bps, dev.sm_count) if bps else None
 
     if frames_per_block is not None:
+        if frames_per_block % pack:
+            raise ValueError(f"frames_per_block={frames_per_block} is not a multiple of {pack}: this kernel "
+                             f"serves {pack} frames a thread (precision='float16')")
         got = shape(int(frames_per_block))
         if got is None:
             raise ValueError(f"frames_per_block={frames_per_block} does not fit this device: "
-                             f"{threads_per_block(layout.z, frames_per_block, lanes)} threads (limit {limit}), "
-                             f"{shared_bytes(layout, frames_per_block, flooding)} B shared memory "
+                             f"{threads_per_block(layout.z, frames_per_block, lanes, pack)} threads (limit {limit}), "
+                             f"{shared_bytes(layout, frames_per_block, flooding, pack, row_blocks)} B shared memory "
                              f"(limit {dev.shared_per_block_optin} B)")
         return got
-    candidates = [s for s in (shape(f) for f in range(1, limit // (layout.z * lanes) + 1)) if s is not None]
+    candidates = [s for s in (shape(f) for f in range(pack, limit // (layout.z * lanes) * pack + 1, pack))
+                  if s is not None]
     if not candidates:
-        raise ValueError(f"code with n={layout.n}, z={layout.z}: one frame needs "
-                         f"{shared_bytes(layout, 1, flooding)} B of shared memory and "
-                         f"{threads_per_block(layout.z, 1, lanes)} threads; this device allows "
+        raise ValueError(f"code with n={layout.n}, z={layout.z}: one frame{' pair' if pack == 2 else ''} needs "
+                         f"{shared_bytes(layout, pack, flooding, pack, row_blocks)} B of shared memory and "
+                         f"{threads_per_block(layout.z, pack, lanes, pack)} threads; this device allows "
                          f"{dev.shared_per_block_optin} B and {limit}")
     if preset == "latency":
         return candidates[0]

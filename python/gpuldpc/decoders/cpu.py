@@ -13,6 +13,9 @@ released while decoding, so several Python threads may decode at once.
 Float32 min-sum and Min-Max give the reference decoder's decisions, iteration
 counts and syndrome flags bit for bit; "spa" matches its frame error rate.
 
+``precision="float16"`` is not here (BackendUnavailable, so ``backend="auto"``
+goes on to the reference decoder, which gives the cuda backend's float16 bits).
+
 Fixed point (``precision="int16"`` / ``"int8"``, min-sum only): the channel
 LLR ``L`` becomes ``clip(round(L * llr_scale), -(2^(b-1)-1), 2^(b-1)-1)`` and
 every sum saturates to the same symmetric range; ``alpha`` is applied as
@@ -137,10 +140,14 @@ def make(code, settings) -> CpuDecoder:
     Raises
     ------
     BackendUnavailable
-        ``gpuldpc._core`` is not built, or the algorithm is not in this backend.
+        ``gpuldpc._core`` is not built, the algorithm is not in this backend, or
+        ``precision="float16"``.
     ValueError
         A precision the algorithm does not run in, or a bad ``llr_scale``.
     """
+    if settings.precision == "float16":
+        raise BackendUnavailable("the cpu backend has no float16 arithmetic; precision='float16' runs on "
+                                 "backend='cuda' (or 'reference': the same bits, slowly)")
     core = _core()
     build = _binary if code.is_binary else _non_binary
     return CpuDecoder(code, build(core, code, settings), core.simd_target())

@@ -9,7 +9,9 @@ Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 hard decisions packed; they are unpacked on the host for the DecodeResult),
 ``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
 copied to the GPU as it is).  Messages are computed in float32
-(``precision="float32"``).  GF(q) codes: the options of
+(``precision="float32"``) or, for binary min-sum, in IEEE binary16 with two frames
+a thread (``precision="float16"``: the reference decoder's float16 bits, see
+:class:`gpuldpc.cuda.CudaDecoder`).  GF(q) codes: the options of
 :func:`gpuldpc.cuda.nb_decoder.make`; bit LLRs [batch, n*m] are converted to
 symbol LLRs on the GPU.
 """
@@ -54,22 +56,23 @@ def make(code, settings):
     """Build the CUDA decoder for ``code`` and validated ``settings`` (front.Settings)."""
     from ..cuda import CudaDecoder, NotQuasiCyclic, driver
 
+    if settings.precision not in ("float32", "float16") or (settings.precision != "float32"
+                                                             and not code.is_binary):
+        raise BackendUnavailable(f"the cuda backend computes messages in float32 (binary min-sum also in "
+                                 f"float16); precision={settings.precision!r} is not offered (int8/float16 "
+                                 "LLR input: gpuldpc.cuda.CudaDecoder(llr_dtype=...))")
     if not code.is_binary:
         driver()
         from ..cuda import nb_decoder
 
         return nb_decoder.make(code, settings)
-    if settings.precision != "float32":
-        raise BackendUnavailable(f"the cuda backend computes messages in float32; precision="
-                                 f"{settings.precision!r} is not offered (int8/float16 LLR input: "
-                                 "gpuldpc.cuda.CudaDecoder(llr_dtype=...))")
     unknown = sorted(set(settings.options) - set(_OPTIONS))
     if unknown:
         raise ValueError(f"unknown cuda backend option(s) {unknown}; known: {', '.join(_OPTIONS)}")
     driver()
     try:
         dec = CudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
-                          settings.early_stop, settings.alpha, settings.beta,
+                          settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
                           check_finite=False, **settings.options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc

@@ -23,7 +23,7 @@ from ..codes.code import Code
 BINARY_ALGORITHMS = ("nms", "oms", "spa")
 NB_ALGORITHMS = ("minmax", "mmma", "fft-spa")
 SCHEDULES = ("layered", "flooding")
-PRECISIONS = ("float32", "int16", "int8")
+PRECISIONS = ("float32", "float16", "int16", "int8")
 BACKENDS = ("auto", "cuda", "cpu", "reference")
 
 # backend name -> module (inside gpuldpc.decoders) whose ``make(code, settings)``
@@ -102,8 +102,11 @@ class Decoder:
         says which was taken.
     alpha, beta : float
         Min-sum scale (0 < alpha <= 1) and offset (beta >= 0).
-    precision : {"float32", "int16", "int8"}
-        Message arithmetic, where the backend offers it.
+    precision : {"float32", "float16", "int16", "int8"}
+        Message arithmetic, where the backend offers it: "float16" (binary min-sum,
+        IEEE binary16 with clamps, :mod:`gpuldpc.decoders.reference_binary`) on
+        ``cuda`` and ``reference`` (the same bits), where ``auto`` takes ``cuda`` or
+        else ``reference``; "int16", "int8" on ``cpu``.
     threads : int or None
         Worker threads (cpu backend); None = all cores.
     **options

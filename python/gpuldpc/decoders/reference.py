@@ -18,7 +18,9 @@ GF(q)         minmax, mmma        :mod:`.reference_nb` (Min-Max, paper 003
 GF(q)         fft-spa             not here: raises BackendUnavailable
 ============  ==================  ===========================================
 
-both schedules ("layered", "flooding"), ``precision="float32"`` only.
+both schedules ("layered", "flooding"), ``precision="float32"``; binary min-sum also
+``precision="float16"`` (IEEE binary16 with clamps, the arithmetic of the cuda
+backend's float16 kernels: :mod:`.reference_binary`).
 ``settings.options`` (GPU/CPU tuning knobs) have no meaning here and are
 ignored.
 
@@ -63,9 +65,11 @@ from .reference_nb import MinMaxReferenceDecoder
 
 def make(code, settings):
     """Build the reference decoder for ``code`` and validated ``settings`` (front.Settings)."""
-    if settings.precision != "float32":
-        raise BackendUnavailable(f"the reference backend computes in float32 only; precision="
-                                 f"{settings.precision!r} needs the cpu or cuda backend")
+    p = settings.precision
+    if p != "float32" and not (p == "float16" and code.is_binary):
+        raise BackendUnavailable(f"the reference backend computes in float32 only (binary min-sum also in "
+                                 f"float16); precision={p!r} "
+                                 + ("is for binary codes" if p == "float16" else "needs the cpu backend"))
     if code.is_binary:
         return BinaryReferenceDecoder(code, settings)
     if settings.algorithm not in ("minmax", "mmma"):

@@ -31,6 +31,21 @@ Variable-node side (all float32, ``R`` starts at 0):
   and is the posterior.
 
 Hard decision: bit 1 iff posterior < 0.
+
+``precision="float16"`` (min-sum only): the same operations in IEEE binary16, each
+rounded once to nearest (NumPy float16 arithmetic computes in float32 and rounds;
+24 >= 2 * 11 + 2 bits, so that is the correctly rounded half result, the GPU's),
+with two clamps that keep every posterior finite:
+
+* channel LLRs: ``L = float16(clip(llr, -HALF_LLR_MAX, HALF_LLR_MAX)) + 0`` (rounded
+  to nearest; the ``+ 0`` makes a rounded ``-0`` ``+0``, as on the GPU);
+* messages: ``R_i = s_i * min(f(mn_i), HALF_R_MAX)`` with ``alpha`` and ``beta``
+  rounded to float32, then to float16 (what the GPU kernels receive).
+
+So ``|L| <= HALF_LLR_MAX + dv * HALF_R_MAX`` for a column of weight ``dv``, up to
+the rounding of the sums; :func:`check_half_range` refuses codes where that bound
+exceeds 65504, the largest float16.  (Past it a sum would round to +-inf, which then
+stays there with its sign, never NaN, because every ``R`` is finite.)
 """
 from __future__ import annotations
 
@@ -40,6 +55,30 @@ from .reference_graph import ScheduledDecoder
 
 SPA_MAX_LLR = 30.0
 _P_MAX = np.tanh(SPA_MAX_LLR / 2.0)
+
+HALF_LLR_MAX = 2048.0      # float16: |channel LLR| clamp (kernels/qc_decode.cu kHalfLlrMax)
+HALF_R_MAX = 2048.0        # float16: |R| clamp (kHalfRMax2)
+FLOAT16_MAX = 65504.0      # largest finite float16
+
+
+def check_half_range(code):
+    """Raise ValueError unless ``HALF_LLR_MAX + dv * HALF_R_MAX <= 65504`` for the largest
+    column weight ``dv`` of ``code``: the bound on the float16 posteriors."""
+    dv = int(np.bincount(code.H.indices, minlength=code.n).max())
+    bound = HALF_LLR_MAX + dv * HALF_R_MAX
+    if bound > FLOAT16_MAX:
+        raise ValueError(f"code {code.name!r}: precision='float16' keeps |L| <= {HALF_LLR_MAX:g} + dv x "
+                         f"{HALF_R_MAX:g}, which for its column weight dv = {dv} is {bound:g}, over the float16 "
+                         f"maximum {FLOAT16_MAX:g} (column weight <= "
+                         f"{int((FLOAT16_MAX - HALF_LLR_MAX) // HALF_R_MAX)} fits); use precision='float32'")
+
+
+def channel_llr(llr, precision="float32"):
+    """The posteriors' starting values: ``llr`` as it is (float32), or clamped to
+    ``+-HALF_LLR_MAX``, rounded to float16 and ``+ 0`` (float16)."""
+    if precision == "float32":
+        return llr
+    return np.clip(llr, -HALF_LLR_MAX, HALF_LLR_MAX).astype(np.float16) + np.float16(0)
 
 
 def _exclusive_sign_negative(q):
@@ -66,27 +105,48 @@ def _exclusive_product(t):
     return prefix * suffix
 
 
-def check_update(q, algorithm, alpha=0.75, beta=0.5):
-    """New check-to-variable messages from ``q`` [..., degree] (float32), see the module docstring."""
+def check_update(q, algorithm, alpha=0.75, beta=0.5, r_max=None):
+    """New check-to-variable messages from ``q`` [..., degree], see the module docstring:
+    float32, or (min-sum) float16 for float16 ``q``; magnitudes capped at ``r_max`` if given."""
     mag = np.abs(q)
+    real = q.dtype.type          # min-sum computes in the dtype of q
     if algorithm == "nms":
-        value = np.float32(alpha) * _exclusive_min(mag)
+        value = real(np.float32(alpha)) * _exclusive_min(mag)
     elif algorithm == "oms":
-        value = np.maximum(_exclusive_min(mag) - np.float32(beta), np.float32(0))
+        value = np.maximum(_exclusive_min(mag) - real(np.float32(beta)), real(0))
     elif algorithm == "spa":
         t = np.tanh(mag.astype(np.float64) / 2.0)
         value = (2.0 * np.arctanh(np.minimum(_exclusive_product(t), _P_MAX))).astype(np.float32)
     else:
         raise ValueError(f"binary reference decoder: unknown algorithm {algorithm!r}")
+    if r_max is not None:
+        value = np.minimum(value, real(r_max))
     return np.where(_exclusive_sign_negative(q), -value, value)
 
 
 class BinaryReferenceDecoder(ScheduledDecoder):
-    """Binary flooding / layered decoder; ``decode(llr[batch, n]) -> DecodeResult``."""
+    """Binary flooding / layered decoder; ``decode(llr[batch, n]) -> DecodeResult``.
+
+    ``settings.precision``: "float32", or "float16" for min-sum (module docstring; raises
+    ValueError for "spa" and for codes outside :func:`check_half_range`)."""
+
+    def __init__(self, code, settings):
+        if settings.precision == "float16":
+            if settings.algorithm == "spa":
+                raise ValueError("precision='float16' runs min-sum only ('nms', 'oms'); algorithm='spa' "
+                                 "needs precision='float32'")
+            check_half_range(code)
+        super().__init__(code, settings)
+        self._r_max = HALF_R_MAX if settings.precision == "float16" else None
+
+    def _initial_state(self, llr):
+        state = super()._initial_state(channel_llr(llr, self.settings.precision))
+        state["r"] = state["r"].astype(state["post"].dtype, copy=False)
+        return state
 
     def _check_update(self, q, block):
         s = self.settings
-        return check_update(q, s.algorithm, s.alpha, s.beta)
+        return check_update(q, s.algorithm, s.alpha, s.beta, self._r_max)
 
     def _decisions(self, post):
         return (post < 0).astype(np.uint8)
