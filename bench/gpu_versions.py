@@ -14,17 +14,18 @@ through an entry point since removed: docs/gpu.md):
    frames, CUDA events), and end to end from int8 input;
 3. one and six codewords: hand-over to bits on the host, and the kernel alone.
 
-``--latency-only`` (v8, issue 3): the latency preset's candidates
-(``LATENCY_VARIANTS``, forced through ``decoder.EDGE_PARALLEL["latency"]``): per
-candidate the one-frame kernel (CUDA events, median of 300 launches), one and six
+``--latency-only`` (v8, v10, issue 3): the latency preset's candidates
+(``LATENCY_VARIANTS``, forced through ``decoder.EDGE_PARALLEL``; v10's ``ep1x8`` also
+resident, :mod:`gpuldpc.cuda.resident`): per candidate the one-frame kernel (CUDA events, median of 300 launches), one and six
 codewords from hand-over to bits on the host, and exactness against ``ms`` as in 1.
 
     python bench/gpu_versions.py --out DIR     # writes h200-binary-kernel-v7.{json,txt}
-    python bench/gpu_versions.py --latency-only --out DIR   # h200-binary-latency-v8.{json,txt}
+    python bench/gpu_versions.py --latency-only --out DIR   # h200-binary-latency-v10.{json,txt}
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -50,18 +51,30 @@ def frames_at_snrs(code, per_snr, seed=5):
 # the kernels compared: row per thread (ms) and edge-parallel (ep, decoder.EDGE_PARALLEL entries)
 VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768)}
 # the latency preset's candidates (v7's ep8x1, v8's ep2x4: docs/gpu.md)
-LATENCY_VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768), "ep2x4": (12, 2, 4, 192)}
+LATENCY_VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768), "ep2x4": (12, 2, 4, 192), "ep1x8": (12, 1, 8, 96)}
+
+
+@contextlib.contextmanager
+def forced(preset, entry):
+    """``decoder.EDGE_PARALLEL`` for both schedules of ``preset`` set to ``entry`` (None: the
+    row-per-thread kernels) while the block runs."""
+    table = cuda.decoder.EDGE_PARALLEL
+    saved = dict(table)
+    for schedule in ("layered", "flooding"):
+        table.pop((preset, schedule), None)
+        if entry is not None:
+            table[(preset, schedule)] = entry
+    try:
+        yield
+    finally:
+        table.clear()
+        table.update(saved)
 
 
 def decoder(variant, code, preset="throughput", **kw):
     """A decoder of the preset on device 0 running the given kernel variant."""
-    table = cuda.decoder.EDGE_PARALLEL
-    entry = (VARIANTS if preset == "throughput" else LATENCY_VARIANTS)[variant]
-    saved, table[preset] = table[preset], entry
-    try:
+    with forced(preset, (VARIANTS if preset == "throughput" else LATENCY_VARIANTS)[variant]):
         return cuda.CudaDecoder(code, devices=[0], check_finite=False, preset=preset, **kw)
-    finally:
-        table[preset] = saved
 
 
 def exactness(per_snr, preset="throughput"):
@@ -111,13 +124,9 @@ def kernel_rows(frames):
 def int8_rows(frames, variants):
     code = gl.codes.get("wimax-2304-1/2")
     rows = {}
-    table = cuda.decoder.EDGE_PARALLEL
     for v in variants:
-        saved, table["throughput"] = table["throughput"], VARIANTS[v]
-        try:
+        with forced("throughput", VARIANTS[v]):
             dec, t, fer = end_to_end(code, frames, llr_dtype="int8", devices=[0])
-        finally:
-            table["throughput"] = saved
         rows[v] = dict(kernel=dec.kernel, coded_gbps=code.n * frames / t / 1e9, fer=fer,
                        chunk=dec.engines[0].chunk, kernel_gbps_chunk=kernel_gbps(dec, dec.engines[0].chunk))
         print(json.dumps(rows[v]), flush=True)
@@ -146,12 +155,13 @@ def latency_candidates():
     """One-frame kernel and hand-over-to-bits latency of each latency candidate."""
     code = gl.codes.get("wimax-2304-1/2")
     rows = []
-    for v in LATENCY_VARIANTS:
+    for v, resident in [(v, False) for v in LATENCY_VARIANTS] + [("ep1x8", True)]:
         dec = (decoder(v, code, early_stop=False, streams=1, chunk_frames=132, frames_per_block=1) if v == "ms"
-               else decoder(v, code, "latency", early_stop=False))
+               else decoder(v, code, "latency", early_stop=False, resident=resident))
         for frames in (1, 6):
             t, k_us = latency(dec, frames, reps=300, kernel_reps=300)
             rows.append(dict(variant=v, kernel=dec.kernel, registers=dec.describe()["devices"][0]["registers"],
+                             resident=dec.engines[0].slots[0].resident is not None,
                              frames=frames, end_to_end_us=t * 1e6, kernel_us=k_us, host_us=t * 1e6 - k_us))
             print(json.dumps(rows[-1]), flush=True)
         dec.close()
@@ -162,17 +172,18 @@ def latency_only(args):
     doc = dict(gpu=cuda.driver().Device(0).name(), latency=latency_candidates(),
                exactness=exactness(args.per_snr, "latency"))
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "h200-binary-latency-v8.json"), "w") as f:
+    with open(os.path.join(args.out, "h200-binary-latency-v10.json"), "w") as f:
         json.dump(doc, f, indent=1)
     lines = [f"{doc['gpu']}: WiMAX 2304 r1/2, 10 iterations, latency candidates"]
     for r in doc["latency"]:
-        lines.append(f"{r['kernel']:24s} regs {r['registers']:3d} {r['frames']} frames: kernel {r['kernel_us']:6.1f} us, "
+        lines.append(f"{r['kernel']:24s}{' resident' if r['resident'] else '         '} regs {r['registers']:3d} "
+                     f"{r['frames']} frames: kernel {r['kernel_us']:6.1f} us, "
                      f"hand-over to bits {r['end_to_end_us']:6.1f} us (host {r['host_us']:5.1f})")
     bad = [r for r in doc["exactness"] if not r["identical"]]
     lines.append(f"latency kernels == ms: {len(doc['exactness']) - len(bad)}/{len(doc['exactness'])} "
                  f"(kernel, code, setting) identical" + "".join(f"\n  DIFFER {r}" for r in bad))
     text = "\n".join(lines)
-    with open(os.path.join(args.out, "h200-binary-latency-v8.txt"), "w") as f:
+    with open(os.path.join(args.out, "h200-binary-latency-v10.txt"), "w") as f:
         f.write(text + "\n")
     print(text)
 
@@ -182,7 +193,7 @@ def main(argv=None):
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--per-snr", type=int, default=2500)
     ap.add_argument("--frames", type=int, default=131072)
-    ap.add_argument("--latency-only", action="store_true", help="only the latency preset's candidates (v8)")
+    ap.add_argument("--latency-only", action="store_true", help="only the latency preset's candidates (v10)")
     args = ap.parse_args(argv)
     if args.latency_only:
         return latency_only(args)

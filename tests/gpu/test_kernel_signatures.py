@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuldpc.cuda import decoder, nb_decoder, nb_frame
+from gpuldpc.cuda import decoder, nb_decoder, nb_frame, resident
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -31,7 +31,7 @@ def _format(parameters: list[str]) -> str:
         if "*" in p:
             return "P"
         kind = p.rsplit(" ", 1)[0].replace("const ", "").strip()
-        return {"int": "i", "float": "f", "long long": "q"}[kind]
+        return {"int": "i", "float": "f", "long long": "q", "unsigned": "I", "unsigned long long": "Q"}[kind]
     return "".join(one(p) for p in parameters)
 
 
@@ -40,6 +40,7 @@ def _format(parameters: list[str]) -> str:
     ("nb_minmax.cu", "nb_minmax_q##Q(", nb_decoder._MINMAX_ARGS),
     ("nb_fftspa.cu", "nb_fftspa_q##Q(", nb_decoder._FFTSPA_ARGS),
     ("nb_frame.cu", "nb_frame_q##Q(", nb_frame.ARG_TYPES),
+    ("qc_resident.cu", "__launch_bounds__(M::kMaxThreads, M::kMinBlocks) name(", resident.ARG_TYPES),
 ])
 def test_prepared_formats_match_the_kernels(path, opening, expected):
     source = (KERNELS / path).read_text()

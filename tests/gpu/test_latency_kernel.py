@@ -1,5 +1,7 @@
-"""The latency preset's kernel (kernels/qc_decode.cu EdgeParallelMinSum, chosen by
-gpuldpc.cuda.decoder.kernel_name for rate-1/2 codes with z <= 96) against the row-per-thread
+"""The latency preset's kernels (kernels/qc_decode.cuh SharedRowMinSum for layered,
+EdgeParallelMinSum for flooding, chosen by gpuldpc.cuda.decoder.kernel_name for rate-1/2 codes
+with z <= 96; batches of up to 8 frames go to the resident copy of the layered one,
+kernels/qc_resident.cu) against the row-per-thread
 ``ms`` kernel of the throughput preset, which test_cuda_decoder.py checks bit-exactly against
 the reference decoder: identical bits, iteration counts and syndrome flags on 2000 frames
 (Eb/N0 1 to 2.5 dB) per code and setting, handed over in batches of 1, 6, 7 and 300 frames
@@ -82,7 +84,8 @@ def test_latency_kernel_choice():
         for sched in ("layered", "flooding"):
             for dtype in ("float32", "float16", "int8"):
                 got = kernel_name(get(name), "oms", sched, dtype, "latency")
-                assert got.startswith("qc_ep12x2x4_") and got.endswith(f"_{sched}_" + {
+                want = "qc_ep12x1x8_" if sched == "layered" else "qc_ep12x2x4_"
+                assert got.startswith(want) and got.endswith(f"_{sched}_" + {
                     "float32": "f32", "float16": "f16", "int8": "i8"}[dtype]), got
     assert kernel_name(get("wifi-1944-5/6"), "nms", "layered", "float32", "latency") == "qc_ms4x24_layered_f32"
     assert kernel_name(get("wimax-2304-2/3A"), "nms", "layered", "float32", "latency") == "qc_ms8x16_layered_f32"

@@ -6,6 +6,7 @@ import pytest
 
 import gpuldpc as gl
 from gpuldpc.cuda import DeviceLimits, KernelAttributes, NotQuasiCyclic, kernel_name, launch_shape, qc_layout
+from gpuldpc.cuda.decoder import kernel_state_bytes
 from gpuldpc.cuda.tuning import shared_bytes, threads_per_block
 
 H200 = DeviceLimits(sm_count=132, max_threads_per_sm=2048, max_threads_per_block=1024, registers_per_sm=65536,
@@ -36,9 +37,13 @@ def test_kernel_choice_by_code_shape():
     assert kernel_name(get("wifi-1944-2/3"), "oms", "flooding", "int8") == "qc_ms8x16_flooding_i8"
     assert kernel_name(get("wifi-648-5/6"), "nms", "layered", "float16") == "qc_ms4x24_layered_f16"
     assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32") == "qc_stored_layered_f32"
-    # the latency preset: the edge-parallel kernel (2 lanes of 4 edges a row) where a rate-1/2 code fits it
+    # the latency preset where a rate-1/2 code fits: layered, a row a thread with its state in shared
+    # memory (16 + layers x 8 edges x 8 bytes x 96 thread slots); flooding, 2 lanes of 4 edges a row
     assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32", "latency") == \
-        "qc_ep12x2x4_layered_f32"
+        "qc_ep12x1x8_layered_f32"
+    assert kernel_state_bytes("qc_ep12x1x8_layered_f32", get("wimax-2304-1/2")) == 16 + 12 * 8 * 8 * 96
+    assert kernel_state_bytes("qc_ep12x2x4_flooding_f32", get("wimax-2304-1/2")) == 0
+    assert kernel_state_bytes("qc_ms12x7_layered_f32", get("wimax-2304-1/2")) == 0
     assert kernel_name(get("wifi-648-1/2"), "oms", "flooding", "int8", "latency") == "qc_ep12x2x4_flooding_i8"
     assert kernel_name(get("wifi-1944-5/6"), "nms", "layered", "float32", "latency") == "qc_ms4x24_layered_f32"
     assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32", "latency") == "qc_stored_layered_f32"

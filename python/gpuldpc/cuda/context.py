@@ -82,11 +82,11 @@ class _Active:
 
     def __enter__(self):
         ctx = self.ctx
-        ctx._lock.acquire()
+        ctx.lock.acquire()
         try:
             ctx.context.push()
         except BaseException:
-            ctx._lock.release()
+            ctx.lock.release()
             raise
         return ctx
 
@@ -94,7 +94,7 @@ class _Active:
         try:
             driver().Context.pop()
         finally:
-            self.ctx._lock.release()
+            self.ctx.lock.release()
 
 
 class DeviceContext:
@@ -106,7 +106,7 @@ class DeviceContext:
         self.device = drv.Device(device_id)
         self.name = self.device.name()
         self.context = self.device.retain_primary_context()
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()       # held around every use of this object's buffers
         self._modules = {}
         a = drv.device_attribute
         attr = self.device.get_attribute

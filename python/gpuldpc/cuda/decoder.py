@@ -17,15 +17,20 @@ from .context import CudaError, DeviceContext, pinned_empty
 from .driver import driver
 from .engine import StreamDecoder
 from .layout import NotQuasiCyclic, qc_layout
+from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
+from .resident import MAX_FRAMES, ResidentKernel, resident_name
+from .resident import MODULE as RESIDENT_MODULE
 from .tuning import PRESETS, launch_shape
 
 KERNEL_MODULE = "qc_decode"
 # min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit
 REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
-# min-sum with a check row spread over several threads (kernels/qc_decode.cu EdgeParallelMinSum),
-# per preset: (layers, lanes per row, edges per lane, block limit of its __launch_bounds__);
-# latency: v8 `ep12x2x4` (2 lanes of 4 edges, 192 threads a WiMAX 2304 frame; docs/gpu.md)
-EDGE_PARALLEL = {"latency": (12, 2, 4, 192), "throughput": None}
+# latency kernels, per (preset, schedule): (layers, lanes per row, edges per lane, block limit of
+# its __launch_bounds__): lanes > 1, a check row spread over several threads (kernels/qc_decode.cuh
+# EdgeParallelMinSum, v8 `ep12x2x4`, still the fastest flooding one); lanes 1, a row a thread with
+# its state in shared memory (SharedRowMinSum, v10 `ep12x1x8`: 96 threads a WiMAX 2304 frame;
+# docs/gpu.md).  The throughput preset has none.
+EDGE_PARALLEL = {("latency", "layered"): (12, 1, 8, 96), ("latency", "flooding"): (12, 2, 4, 192)}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 # precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
 # entry points qc_hs<layers>x<blocks>_*), for codes of these shapes; both presets
@@ -35,6 +40,7 @@ RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
 _SMEM_DEFAULT_LIMIT = 48 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
+RESIDENT_PREFIX = "qc_ep12x1x8_"      # kernels/qc_resident.cu: the resident copies of this kernel
 
 
 def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput",
@@ -55,7 +61,7 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
                              f"{HALF_VARIANTS}; this code has {layout.layers} layers and rows of up to "
                              f"{layout.max_row_blocks} blocks: use precision='float32'")
     variant = "stored"
-    ep = EDGE_PARALLEL[preset]
+    ep = EDGE_PARALLEL.get((preset, schedule))
     if (ep and algorithm != "spa" and layout.layers <= ep[0] and layout.max_row_blocks <= ep[1] * ep[2]
             and layout.z * ep[1] <= ep[3] and layout.n <= 8192):
         variant = "ep{}x{}x{}".format(*ep[:3])
@@ -74,6 +80,19 @@ def kernel_lanes(kernel: str) -> int:
     """Threads per check row of an entry point (``qc_ep<layers>x<lanes>x<edges>_...``: lanes, else 1)."""
     variant = kernel.split("_")[1]
     return int(variant.split("x")[1]) if variant.startswith("ep") else 1
+
+
+def kernel_state_bytes(kernel: str, layout) -> int:
+    """Dynamic shared memory a block of a row-a-thread latency entry point (``qc_ep<L>x1x<E>_...``,
+    kernels/qc_decode.cuh SharedRowMinSum) needs after the tables: per layer and thread slot of
+    its ``__launch_bounds__`` (EDGE_PARALLEL) E messages and E column addresses (8 bytes each),
+    plus 16 bytes of alignment; 0 for the other kernels."""
+    variant = kernel.split("_")[1]
+    if not variant.startswith("ep") or kernel_lanes(kernel) != 1:
+        return 0
+    edges = int(variant.split("x")[2])
+    threads = next(ep[3] for ep in EDGE_PARALLEL.values() if "ep{}x{}x{}".format(*ep[:3]) == variant)
+    return 16 + layout.layers * edges * 8 * threads
 
 
 def kernel_pairs(kernel: str) -> tuple[int, int]:
@@ -95,7 +114,8 @@ class _QcPlan:
         self.func = ctx.function(KERNEL_MODULE, dec.kernel)
         self.attributes = ctx.kernel_attributes(self.func)
         self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
-                                  frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel))
+                                  frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel),
+                                  state_bytes=kernel_state_bytes(dec.kernel, layout))
         if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
             self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared_bytes)
         self.func.prepare(_ARG_TYPES)
@@ -108,6 +128,27 @@ class _QcPlan:
         # latency: the kernel reads the LLRs (one coalesced pass) and writes its results
         # in mapped host memory, no copies (:mod:`.engine`)
         self.mapped_input = self.mapped_output = dec.preset == "latency" and ctx.unified
+        # and its small chunks go to a resident copy of the kernel (:mod:`.resident`)
+        self.resident_kernel = (resident_name(dec.kernel) if dec.resident and self.mapped_input
+                                and dec.schedule == "layered" and dec.kernel.startswith(RESIDENT_PREFIX)
+                                and self.shape.frames_per_block == 1 else None)
+        self.ctx = ctx
+
+    def resident(self, slot):
+        """The resident kernel serving ``slot``'s chunks of up to :data:`.resident.MAX_FRAMES`
+        frames, or None (:mod:`.engine`)."""
+        if self.resident_kernel is None:
+            return None
+        d, lay, shape = self.dec, self.dec.layout, self.shape
+        func = self.ctx.function(RESIDENT_MODULE, self.resident_kernel)
+        if shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
+            func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared_bytes)
+        func.prepare(RESIDENT_ARG_TYPES)
+        tail = (d.llr_scale, slot.out[0], int(d.packed), slot.out[1], slot.out[2], self.edges, self.layer_start,
+                0, lay.n, lay.z, lay.layers, lay.nblocks, d.max_iterations, int(d.early_stop), RULES[d.algorithm],
+                d.alpha, d.beta)
+        return ResidentKernel(self.ctx, func, shape.threads, shape.shared_bytes,
+                              min(MAX_FRAMES, slot.capacity), tail)
 
     def default_chunk(self, streams, free_bytes) -> int:
         """One wave (latency) or two (throughput) per stream launch."""
@@ -157,12 +198,18 @@ class CudaDecoder(StreamDecoder):
         Hard decisions packed 8 per byte (``numpy.packbits`` order) instead of one per byte.
     check_finite : bool
         Reject NaN/infinite float LLRs (costs one pass over the input on the host).
+    resident : bool
+        ``preset="latency"``, layered min-sum in float32 on a code the latency kernel fits:
+        keep the kernel running between calls and post each chunk of up to
+        :data:`.resident.MAX_FRAMES` frames to it through mapped memory instead of
+        launching it (:mod:`gpuldpc.cuda.resident`: about 5 us less a call; the kernel
+        leaves by itself 1 ms after the last call).  Ignored otherwise.
     """
 
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
-                 packed=False, check_finite=True):
+                 packed=False, check_finite=True, resident=True):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -187,7 +234,7 @@ class CudaDecoder(StreamDecoder):
         self.alpha, self.beta = np.float32(alpha), np.float32(beta)
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
-        self.packed, self.check_finite = bool(packed), bool(check_finite)
+        self.packed, self.check_finite, self.resident = bool(packed), bool(check_finite), bool(resident)
         self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset, precision)
         self._frames_per_block = frames_per_block
         self._start(devices, streams, chunk_frames, "llr")

@@ -34,7 +34,10 @@ shape); the engine asks it for
   out (a driver call and a transfer's latency less per call each);
 * ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with
   ``out = (dev_bits, dev_iters, dev_valid)``: enqueue the kernel(s) of ``count``
-  frames (asynchronous).
+  frames (asynchronous);
+* ``resident(slot)``: a :class:`~.resident.ResidentKernel` serving the slot's small
+  chunks (the binary latency preset), or None: chunks of at most its ``frames`` frames
+  are posted to the running kernel instead of launched.
 """
 from __future__ import annotations
 
@@ -95,7 +98,9 @@ class _Slot:
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
         self.last_input = None  # mapped input: the host rows of the last launch (kernel_seconds)
-        self.pending = None     # (ticket, start, stop, bits written directly)
+        self.last_mapped = None  # and their mapped address (None: pageable, staged)
+        self.resident = None    # the plan's resident kernel for small chunks (or None)
+        self.pending = None     # (ticket, start, stop, bits written directly, posted to the resident kernel)
 
     def reserve_input(self, frame_bytes: int):
         """Pinned and device input buffers for ``capacity`` frames of ``frame_bytes``."""
@@ -104,6 +109,15 @@ class _Slot:
             self.dev_in = (mapped_address(self.host_in) if self.mapped_in
                            else driver().mem_alloc(self.capacity * frame_bytes))
             self.frame_bytes = frame_bytes
+
+    def results_to(self, ticket, a, b, direct=False):
+        """The results of the slot's last chunk into frames ``a:b`` of ``ticket`` (its bits too,
+        unless they went ``direct``ly into the caller's array)."""
+        count = b - a
+        if not direct:
+            ticket.bits[a:b] = self.host_bits[:count]
+        ticket.iterations[a:b] = self.host_iters[:count]
+        ticket.valid[a:b] = self.host_valid[:count]
 
     def staged(self, src: np.ndarray) -> np.ndarray:
         """``src`` (rows of one chunk) copied into the pinned input buffer."""
@@ -137,6 +151,7 @@ class DeviceEngine:
                               for _ in range(self.streams)]
                 for slot in self.slots:
                     slot.reserve_input(frame_bytes)
+                    slot.resident = plan.resident(slot)
             except drv.MemoryError as exc:
                 raise MemoryError(
                     f"cuda decoder for code {code_name!r} on device {ctx.id} ({ctx.name}): "
@@ -185,7 +200,11 @@ class DeviceEngine:
                     else:
                         drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
                         dev_in = slot.dev_in
-                self.plan.launch(slot.stream, count, dev_in, kind, slot.out, slot.scratch, slot.capacity)
+                posted = slot.resident is not None and count <= slot.resident.frames
+                if posted:
+                    slot.resident.post(count, int(dev_in))
+                else:
+                    self.plan.launch(slot.stream, count, dev_in, kind, slot.out, slot.scratch, slot.capacity)
                 if direct:
                     drv.memcpy_dtoh_async(out_bits[a:b], slot.out[0], slot.stream)
                     drv.memcpy_dtoh_async(slot.host_out[:slot.flags], slot.dev_out, slot.stream)
@@ -194,23 +213,22 @@ class DeviceEngine:
                                           slot.dev_out, slot.stream)
             except drv.Error as exc:
                 raise CudaError(f"{self.where(start + a, start + b, ticket.bits.shape[0])}: {exc}") from exc
-            slot.pending = (ticket, start + a, start + b, direct)
+            slot.pending = (ticket, start + a, start + b, direct, posted)
 
     def collect_slot(self, slot: _Slot):
         """Wait for a slot's chunk and store its results in its ticket."""
         if slot.pending is None:
             return
-        ticket, a, b, direct = slot.pending
+        ticket, a, b, direct, posted = slot.pending
         slot.pending = None
         try:
-            slot.stream.synchronize()
-        except driver().Error as exc:
+            if posted:
+                slot.resident.wait()
+            else:
+                slot.stream.synchronize()
+        except (driver().Error, CudaError) as exc:
             raise CudaError(f"{self.where(a, b, ticket.bits.shape[0])}: {exc}") from exc
-        count = b - a
-        if not direct:
-            ticket.bits[a:b] = slot.host_bits[:count]
-        ticket.iterations[a:b] = slot.host_iters[:count]
-        ticket.valid[a:b] = slot.host_valid[:count]
+        slot.results_to(ticket, a, b, direct)
 
     def collect(self, ticket: Ticket):
         """Wait for every chunk of ``ticket`` on this device (inside ``self.ctx.active()``)."""
@@ -271,6 +289,10 @@ class StreamDecoder:
             self.engines.append(DeviceEngine(ctx, plan, self.code.name, streams, chunk_frames, default_kind))
         self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
                       if len(self.engines) > 1 else None)
+        # one device, one stream with a resident kernel: small batches take _decode_posted
+        slot = self.engines[0].slots[0]
+        self._posted = (slot if len(self.engines) == 1 and len(self.engines[0].slots) == 1
+                        and slot.resident is not None else None)
 
     # ----------------------------------------------------------------- buffers
     @property
@@ -330,6 +352,8 @@ class StreamDecoder:
         """Decode a batch: ``result(submit(llr, out))``, devices driven from one thread each."""
         arr, kind = self.check_llr(llr)
         ticket = self._ticket(arr.shape[0], out)
+        if self._posted is not None and arr.shape[0] <= self._posted.resident.frames:
+            return self._decode_posted(arr, ticket)
 
         def run(part):
             eng, a, b = part
@@ -342,6 +366,31 @@ class StreamDecoder:
         else:
             for f in [self._pool.submit(run, p) for p in ticket.parts]:
                 f.result()
+        return self._result(ticket)
+
+    def _decode_posted(self, arr, ticket):
+        """A batch of at most the resident kernel's ``frames`` on the only device and stream:
+        posted to the running kernel under the device's lock, without the context push and
+        pop, the launch and the synchronize of the general path (the context is made current
+        only if the kernel has to be launched again; :mod:`.resident`)."""
+        eng, slot, count = self.engines[0], self._posted, arr.shape[0]
+        with eng.ctx.lock:
+            if slot.pending is not None:            # a submit() not yet collected
+                with eng.ctx.active():
+                    eng.collect_slot(slot)
+            # the caller's page-locked array of the previous call (held here, so `is` is safe)
+            address = slot.last_mapped if arr is slot.last_input else mapped_address(arr)
+            slot.last_input, slot.last_mapped = arr, address
+            if address is None:
+                slot.reserve_input(arr[0].nbytes)
+                slot.staged(arr)
+                address = slot.dev_in
+            try:
+                slot.resident.post(count, address)
+                slot.resident.wait()
+            except (driver().Error, CudaError) as exc:
+                raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
+            slot.results_to(ticket, 0, count)
         return self._result(ticket)
 
     def decode_device(self, llr, frames: int, kind: str | None = None, device: int | None = None, out=None):
@@ -376,6 +425,12 @@ class StreamDecoder:
         return eng.kernel_seconds(llr, kind, frames or eng.chunk, repeats)
 
     def close(self):
+        """Stop the device threads and wait for resident kernels to leave."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        for eng in self.engines:
+            with eng.ctx.active():
+                for slot in eng.slots:
+                    if slot.resident is not None:
+                        slot.resident.close()

@@ -94,6 +94,10 @@ class _NbPlan:
         self.channel_copy = dec.schedule == "flooding" and not self.fft
         self.nq = lay.n * lay.q
 
+    def resident(self, slot):
+        """No resident kernel for GF(q) (:mod:`.engine`)."""
+        return None
+
     def default_chunk(self, streams, free_bytes) -> int:
         """Two waves of resident blocks (one for latency), at most an eighth of the free
         device memory per stream."""

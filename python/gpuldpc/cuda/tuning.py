@@ -82,11 +82,13 @@ class LaunchShape:
 
 
 def shared_bytes(layout, frames_per_block: int, flooding: bool, frames_per_thread: int = 1,
-                 row_blocks: int = 0) -> int:
+                 row_blocks: int = 0, state_bytes: int = 0) -> int:
     """Dynamic shared memory of one block (kernels/qc_decode.cu ``decode_frames``): posteriors
     (4-byte words), block table, layer starts, flags.  ``frames_per_thread`` 2 (the float16
     kernels): a word holds a frame pair, a pair's slot is ``n + z`` words rounded up to a
-    multiple of 4 (its pad words), and the table has ``row_blocks`` entries a layer."""
+    multiple of 4 (its pad words), and the table has ``row_blocks`` entries a layer.
+    ``state_bytes``: what the kernel keeps after these (the shared-state latency kernel's
+    messages and column addresses, :func:`gpuldpc.cuda.decoder.kernel_state_bytes`)."""
     if frames_per_thread == 1:
         floats = (3 if flooding else 1) * frames_per_block * layout.n
         table = layout.nblocks + EDGE_PAD              # EDGE_PAD spare entries
@@ -97,7 +99,7 @@ def shared_bytes(layout, frames_per_block: int, flooding: bool, frames_per_threa
         table = layout.layers * row_blocks
     floats += floats & 1
     # the flags end with the +inf pad slot
-    return 4 * floats + 8 * table + 4 * (layout.layers + 1) + 12 * frames_per_block + 4
+    return 4 * floats + 8 * table + 4 * (layout.layers + 1) + 12 * frames_per_block + 4 + state_bytes
 
 
 def threads_per_block(z: int, frames_per_block: int, lanes: int = 1, frames_per_thread: int = 1) -> int:
@@ -117,10 +119,11 @@ def blocks_per_sm(dev: DeviceLimits, kern: KernelAttributes, threads: int, share
 
 def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bool,
                  preset: str = "throughput", frames_per_block: int | None = None,
-                 lanes: int = 1, frames_per_thread: int = 1, row_blocks: int = 0) -> LaunchShape:
+                 lanes: int = 1, frames_per_thread: int = 1, row_blocks: int = 0,
+                 state_bytes: int = 0) -> LaunchShape:
     """Frames per block and the resulting block shape (paper 001 IV-D, see module docstring);
     ``kern.max_threads`` is the kernel's ``__launch_bounds__``; frames per block are a
-    multiple of ``frames_per_thread``; ``row_blocks``: see :func:`shared_bytes`."""
+    multiple of ``frames_per_thread``; ``row_blocks``, ``state_bytes``: see :func:`shared_bytes`."""
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is not one of {', '.join(map(repr, PRESETS))}")
     limit = min(kern.max_threads, dev.max_threads_per_block)
@@ -128,7 +131,7 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
 
     def shape(fpb):
         threads = threads_per_block(layout.z, fpb, lanes, pack)
-        shared = shared_bytes(layout, fpb, flooding, pack, row_blocks)
+        shared = shared_bytes(layout, fpb, flooding, pack, row_blocks, state_bytes)
         if threads > limit or shared > dev.shared_per_block_optin:
             return None
         bps = blocks_per_sm(dev, kern, threads, shared)
@@ -142,14 +145,15 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
         if got is None:
             raise ValueError(f"frames_per_block={frames_per_block} does not fit this device: "
                              f"{threads_per_block(layout.z, frames_per_block, lanes, pack)} threads (limit {limit}), "
-                             f"{shared_bytes(layout, frames_per_block, flooding, pack, row_blocks)} B shared memory "
+                             f"{shared_bytes(layout, frames_per_block, flooding, pack, row_blocks, state_bytes)} B "
+                             f"shared memory "
                              f"(limit {dev.shared_per_block_optin} B)")
         return got
     candidates = [s for s in (shape(f) for f in range(pack, limit // (layout.z * lanes) * pack + 1, pack))
                   if s is not None]
     if not candidates:
         raise ValueError(f"code with n={layout.n}, z={layout.z}: one frame{' pair' if pack == 2 else ''} needs "
-                         f"{shared_bytes(layout, pack, flooding, pack, row_blocks)} B of shared memory and "
+                         f"{shared_bytes(layout, pack, flooding, pack, row_blocks, state_bytes)} B of shared memory and "
                          f"{threads_per_block(layout.z, pack, lanes, pack)} threads; this device allows "
                          f"{dev.shared_per_block_optin} B and {limit}")
     if preset == "latency":

@@ -21,7 +21,8 @@ import numpy as np
 
 from .front import BackendUnavailable, DecodeResult, make_result
 
-_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype")
+_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype",
+            "resident")
 
 
 class CudaBackend:

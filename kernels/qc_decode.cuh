@@ -1,0 +1,1192 @@
+// Fused QC-LDPC decoder: all iterations of a batch in one launch, posteriors in shared
+// memory, device memory sees the LLRs once and the hard decisions once.
+//
+// Paper 004 (Wang, Wu, Yin, Cavallaro, "High throughput low latency LDPC decoding on GPU
+// for SDR systems"):
+//   * check-node update eq. (1) with the two-min algorithm (Algorithm 1): a check row keeps
+//     only min1, min2, the index of min1 and the sign bits of Q, so its messages R_mn are
+//     rebuilt on the fly;  R_mn = sign_excl * f(n == idx ? min2 : min1)  with
+//     f(m) = alpha * m (normalized min-sum) or max(m - beta, 0) (offset min-sum);
+//   * variable-node update eqs. (2), (3):  Q = L - R_old,  L = Q + R_new  (layered), or
+//     total = Lch + sum_m R_mn in increasing check-row order,  Q = total - R  (flooding);
+//   * section III-C: z not a multiple of the warp size.  Here threads are not padded per
+//     frame at all: thread t of a block serves frame t / z, row t % z, so frames share
+//     warps and only the block's last warp carries idle lanes.
+// Sum-product (log domain) uses the forward-backward boxplus recursion (paper 004 section
+// III-A, refs [4]); it keeps every message R_mn in device memory (coalesced: edge-major,
+// row-minor per frame).
+//
+// QC layout (shared with syndrome.cu, built by gpuldpc.cuda.layout): the non-empty blocks
+// of the base matrix in layer order, edges[b] = (j*z + s, z - s) for a block in base
+// column j with shift s: row r of the layer checks column j*z + (r + s) mod z, which is
+// r + (j*z + s) for r < z - s and that minus z otherwise.  Blocks layer_start[l] ..
+// layer_start[l+1]-1 belong to base row (layer) l.  Layers run in base-row order.
+//
+// Bit-exactness: every float operation mirrors the reference decoder
+// (gpuldpc.decoders.reference): float32, Q = L - R_old, R_new = sign * f(min_excl),
+// sign(x) = -1 iff x < 0, L = Q + R_new; flooding sums in increasing check-row order,
+// which for a QC code is increasing layer order for every column.
+//
+// Binary16 (HalfMinSum, entry points qc_hs*): the same min-sum in IEEE binary16, two frames a
+// thread packed as half2, bit-exact with the reference decoder's float16 arithmetic (clamps
+// kHalfLlrMax on the channel LLRs, kHalfRMax on the message magnitudes; docs/gpu.md).
+//
+// Outputs per frame: hard decisions (bit = 1 iff posterior < 0) unpacked (one byte per
+// bit) or packed (np.packbits order: first bit in the most significant bit, n/8 bytes
+// rounded up), the number of iterations run, and the syndrome flag.  With early stop a
+// frame stops after the first full iteration whose decisions satisfy every check.
+
+// (Device code of the binary decoders; the entry points are in qc_decode.cu, the
+// resident latency entry points in qc_resident.cu.)
+#pragma once
+
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr unsigned kSignMask = (1u << 27) - 1;  // sign bits of Q (dc <= 27)
+constexpr int kIdxShift = 27;                   // index of min1 in the top 5 bits
+constexpr int kEdgePad = 32;                    // spare (zero) block entries after the table
+
+enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
+
+// Largest block of the row-per-thread entry points (caps registers at 65536 / 512 = 128).
+constexpr int kMaxBlockThreads = 512;
+
+// Binary16 kernels: channel LLRs are clamped to +-kHalfLlrMax before rounding to half and
+// message magnitudes to kHalfRMax, so |L| <= kHalfLlrMax + dv * kHalfRMax for column weight dv
+// (the host admits a code only where that is below 65504, the largest half:
+// gpuldpc.decoders.reference_binary.check_half_range).  Powers of two, exact in half.
+constexpr float kHalfLlrMax = 2048.0f;
+constexpr unsigned kHalfRMax2 = 0x68006800u;  // half2(2048, 2048)
+constexpr unsigned kHalfInf2 = 0x7c007c00u;   // half2(+inf, +inf): the pad words of padded rows
+constexpr unsigned kHalfSigns = 0x80008000u;  // the sign bits of both halves
+
+// Input LLR as float32.  "+ 0.0f" turns -0.0 into +0.0 and leaves every other value as
+// it is; -0.0 and +0.0 behave alike under the reference's rules (sign(x) = -1 iff x < 0,
+// bit = 1 iff x < 0), and without -0.0 in the input no posterior or Q is ever -0.0 (a
+// float32 sum or difference is -0.0 only from -0.0 operands), so the sign bit of Q is
+// exactly "Q < 0" (used by the register kernels' sign bookkeeping).
+__device__ __forceinline__ float llr_value(float x, float) { return x + 0.0f; }
+__device__ __forceinline__ float llr_value(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
+__device__ __forceinline__ float llr_value(signed char x, float scale) { return (float)x * scale + 0.0f; }
+
+// Four consecutive input LLRs as float32 (one 16-, 8- or 4-byte load).
+__device__ __forceinline__ float4 llr_value4(const float* p, float s)
+{
+    const float4 v = *reinterpret_cast<const float4*>(p);
+    return make_float4(llr_value(v.x, s), llr_value(v.y, s), llr_value(v.z, s), llr_value(v.w, s));
+}
+__device__ __forceinline__ float4 llr_value4(const __half* p, float s)
+{
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
+    const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
+    return make_float4(a.x * s + 0.0f, a.y * s + 0.0f, b.x * s + 0.0f, b.y * s + 0.0f);
+}
+__device__ __forceinline__ float4 llr_value4(const signed char* p, float s)
+{
+    const char4 v = *reinterpret_cast<const char4*>(p);
+    return make_float4(llr_value((signed char)v.x, s), llr_value((signed char)v.y, s),
+                       llr_value((signed char)v.z, s), llr_value((signed char)v.w, s));
+}
+
+// Four input LLRs as loaded by one vector load (converted later by cvt4: the latency kernel
+// issues every load of a thread before it waits on one; float input goes by cp.async instead).
+template <typename In> struct Raw4;
+template <> struct Raw4<float> { using T = float4; };
+template <> struct Raw4<__half> { using T = uint2; };
+template <> struct Raw4<signed char> { using T = char4; };
+__device__ __forceinline__ uint2 raw4(const __half* p) { return *reinterpret_cast<const uint2*>(p); }
+__device__ __forceinline__ char4 raw4(const signed char* p) { return *reinterpret_cast<const char4*>(p); }
+__device__ __forceinline__ float4 cvt4(float4 v, float s)
+{
+    return make_float4(llr_value(v.x, s), llr_value(v.y, s), llr_value(v.z, s), llr_value(v.w, s));
+}
+__device__ __forceinline__ float4 cvt4(uint2 v, float s)
+{
+    const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
+    const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
+    return make_float4(a.x * s + 0.0f, a.y * s + 0.0f, b.x * s + 0.0f, b.y * s + 0.0f);
+}
+__device__ __forceinline__ float4 cvt4(char4 v, float s)
+{
+    return make_float4(llr_value((signed char)v.x, s), llr_value((signed char)v.y, s),
+                       llr_value((signed char)v.z, s), llr_value((signed char)v.w, s));
+}
+template <typename In> constexpr bool is_f32 = false;
+template <> constexpr bool is_f32<float> = true;
+
+// Asynchronous global -> shared copy of `bytes` (4, 8 or 16) bytes (cp.async, sm_80+: no register,
+// no scoreboard; completion by commit groups), so work can proceed while the data is in flight.
+__device__ __forceinline__ void cp_async(void* dst, const void* src, int bytes)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    const size_t g = __cvta_generic_to_global(src);
+    if (bytes == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(g) : "memory");
+    else if (bytes == 8) asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(g) : "memory");
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(g) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>  // wait until at most N of this thread's commit groups are pending
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// Shared-memory load/store at a 32-bit shared address (no base add between a barrier and the load).
+__device__ __forceinline__ float lds_abs(unsigned a)
+{
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+__device__ __forceinline__ void sts_abs(unsigned a, float v)
+{
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(a), "f"(v) : "memory");
+}
+
+// x, opaque to the compiler's algebra (keeps a factored xor factored: one LOP3 an edge)
+__device__ __forceinline__ unsigned opaque(unsigned x)
+{
+    unsigned y;
+    asm("mov.b32 %0, %1;" : "=r"(y) : "r"(x));
+    return y;
+}
+
+// v with its sign flipped when s == 1 (s in {0, 1}); equals v * (s ? -1 : 1) exactly.
+__device__ __forceinline__ float flip(float v, unsigned s)
+{
+    return __int_as_float(__float_as_int(v) ^ (int)(s << 31));
+}
+
+// v with its sign flipped when bit e of `bits` is set (e a compile-time constant in the
+// unrolled loops: one shift and one LOP3).
+__device__ __forceinline__ float flip_bit(float v, unsigned bits, int e)
+{
+    return __int_as_float(__float_as_int(v) ^ (int)((bits << (31 - e)) & 0x80000000u));
+}
+
+// Check-to-variable magnitude f(min_excl): NMS alpha*m, OMS max(m - beta, 0).
+__device__ __forceinline__ float minsum_magnitude(float m, int rule, float alpha, float beta)
+{
+    return rule == kOms ? fmaxf(m - beta, 0.0f) : alpha * m;
+}
+
+// Row r of a layer checks, through block (j, s), column j*z + (r + s) mod z, that is
+// r + (j*z + s) - (r >= z - s ? z : 0).  In shared memory the blocks are held as
+// e4 = (4 * (j*z + s), z - s), so the byte offset of that column's entry from the row's
+// own entry (post + r) is  e4.x - (r >= e4.y ? 4z : 0):  compare, select, add.
+__device__ __forceinline__ int qc_offset(int2 e4, int r, int z4)
+{
+    return e4.x - (r >= e4.y ? z4 : 0);
+}
+
+__device__ __forceinline__ float& at(float* row_entry, int offset)
+{
+    return *reinterpret_cast<float*>(reinterpret_cast<char*>(row_entry) + offset);
+}
+
+// The 4-byte word at a byte offset as raw bits (a half2 of the binary16 kernels).
+__device__ __forceinline__ unsigned& word(float* row_entry, int offset)
+{
+    return *reinterpret_cast<unsigned*>(reinterpret_cast<char*>(row_entry) + offset);
+}
+
+__device__ __forceinline__ __half2 as_half2(unsigned u) { return *reinterpret_cast<const __half2*>(&u); }
+__device__ __forceinline__ unsigned as_bits(__half2 h) { return *reinterpret_cast<const unsigned*>(&h); }
+
+// Two channel LLRs (float32, as llr_value gives them) as the half2 of a frame pair: each
+// clamped to +-kHalfLlrMax, rounded to nearest half, then "+ 0" (a negative value that rounds
+// to -0 becomes +0: no posterior or Q is then ever -0, so its sign bit is exactly "< 0").
+__device__ __forceinline__ unsigned half_llr_pair(float lo, float hi)
+{
+    const __half2 h = __floats2half2_rn(fminf(fmaxf(lo, -kHalfLlrMax), kHalfLlrMax),
+                                        fminf(fmaxf(hi, -kHalfLlrMax), kHalfLlrMax));
+    return as_bits(__hadd2_rn(h, __float2half2_rn(0.0f)));
+}
+
+// 0xffff in the low half when bit 7 of v is set, in the high half when bit 23 is set (PRMT
+// with sign replication: bytes 0, 1 copy the top bit of byte 0, bytes 2, 3 that of byte 2).
+__device__ __forceinline__ unsigned byte_top_masks(unsigned v)
+{
+    unsigned m;
+    asm("prmt.b32 %0, %1, %2, 0xAA88;" : "=r"(m) : "r"(v), "r"(0u));
+    return m;
+}
+
+// Per half: b where mask is 0xffff, else a (one LOP3).
+__device__ __forceinline__ unsigned select_halves(unsigned a, unsigned b, unsigned mask)
+{
+    return (a & ~mask) | (b & mask);
+}
+
+// The sign bits of both halves from s, the other bits from m: one LOP3 (written out, as
+// the compiler splits this constant select into two).
+__device__ __forceinline__ unsigned with_signs_of(unsigned m, unsigned s)
+{
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xD8;" : "=r"(d) : "r"(m), "r"(s), "r"(kHalfSigns));  // c ? b : a
+    return d;
+}
+
+// Binary16 message magnitude min(max(scale * m - offset, 0), kHalfRMax) of both frames, with
+// so = (scale, offset) in half: NMS (alpha, 0) gives alpha * m, OMS (1, beta) max(m - beta, 0)
+// (minsum_magnitude), each rounded once (an FMA whose other part is exact).
+__device__ __forceinline__ unsigned half_magnitude(__half2 m, __half2 so)
+{
+    const __half2 f = __hfma2(__low2half2(so), m, __hneg2(__high2half2(so)));
+    return as_bits(__hmin2(__hmax2(f, __float2half2_rn(0.0f)), as_half2(kHalfRMax2)));
+}
+
+// Two-min update (Algorithm 1, lines 3-14) of one |Q| at position e.
+__device__ __forceinline__ void two_min(float q, int e, float& m1, float& m2, int& idx, unsigned& signs)
+{
+    const float a = fabsf(q);
+    signs |= (q < 0.0f ? 1u : 0u) << e;
+    const bool lower = a < m1;
+    m2 = lower ? m1 : fminf(m2, a);
+    idx = lower ? e : idx;
+    m1 = lower ? a : m1;
+}
+
+// log-domain boxplus: 2 atanh(tanh(a/2) tanh(b/2))
+//   = sign(a) sign(b) min(|a|,|b|) + log(1 + e^-|a+b|) - log(1 + e^-|a-b|).
+__device__ __forceinline__ float boxplus(float a, float b)
+{
+    const float m = fminf(fabsf(a), fabsf(b));
+    const float s = ((a < 0.0f) != (b < 0.0f)) ? -m : m;
+    return s + log1pf(__expf(-fabsf(a + b))) - log1pf(__expf(-fabsf(a - b)));
+}
+
+// Min-sum messages compressed per check row (min1, min2, idx, sign bits) and held in
+// registers: LAYERS_MAX rows per thread (one per layer), DC_MAX blocks per layer at most.
+// Per row the state is f(min1), f(min2) (f = the NMS scale or OMS offset, so the stored
+// values are the message magnitudes) and one word: the sign bits of the messages R (bit e
+// = sign of R to edge e = parity of all Q signs xor the sign of Q_e) | idx << 27.
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+struct RegisterMinSum {
+    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = 1;               // threads per check row
+    static constexpr int kMaxThreads = kMaxBlockThreads;
+    static constexpr int kMinBlocks = MIN_BLOCKS;  // __launch_bounds__: registers <= 64K / (512 * this)
+    static constexpr bool kSharedState = false;
+    float mag1[LAYERS_MAX];     // f(min1) of the row's last update
+    float mag2[LAYERS_MAX];     // f(min2)
+    unsigned bits[LAYERS_MAX];  // R sign bits | idx << 27
+    int rule;
+    float alpha, beta;
+    int pad;  // byte offset from the row's entry to the +inf pad slot (layered rows)
+
+    __device__ void init(float*, long long, const int2*, const int*, int, int, int, int, int)
+    {
+#pragma unroll
+        for (int l = 0; l < LAYERS_MAX; ++l) {
+            mag1[l] = 0.0f;
+            mag2[l] = 0.0f;
+            bits[l] = 0u;
+        }
+    }
+
+    // One check row: r of layer l; post = posteriors read (layered: updated in place),
+    // acc = flooding accumulator (unused when layered).
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int, int dc,
+                                        int r, int z4)
+    {
+        const unsigned old = bits[l];
+        const int old_idx = (int)(old >> kIdxShift);
+        const float o1 = mag1[l], o2 = mag2[l];
+        float q[DC_MAX];
+        int col[DC_MAX];
+        // two-min (Algorithm 1, lines 9-13) as two independent chains (even and odd edges,
+        // half the dependent latency), merged below.  min2 = min(min2, max(min1, |Q|)) is
+        // the same selection as "if |Q| < min1 ... else if |Q| < min2".  On a tie of the
+        // two smallest |Q| either index may be kept: then min1 == min2 and every message,
+        // now and when rebuilt next iteration, is the same.
+        const float inf = __int_as_float(0x7f800000);
+        float c1[2] = {inf, inf}, c2[2] = {inf, inf};
+        int ci[2] = {0, 0};
+        // Layered rows are padded to DC_MAX edges: a pad edge reads and writes a shared slot
+        // holding +inf, so |Q| = inf never becomes min1 or min2 (each chain has a real edge
+        // first), its sign bit is 0, and the slot stays +inf.  The loops then have no
+        // branches and the loads of all edges can be in flight together.  Flooding rows
+        // (whose pad would need a slot in two swapping arrays) skip the missing edges.
+        unsigned signs = 0u;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (!FLOOD || e < dc) {
+                const int o = qc_offset(edges[e], r, z4);  // edges[] has DC_MAX spare entries
+                col[e] = FLOOD || e < dc ? o : pad;
+                q[e] = at(post, col[e]) - flip_bit(e == old_idx ? o2 : o1, old, e);
+                const float a = fabsf(q[e]);
+                const int c = e & 1;
+                ci[c] = a < c1[c] ? e : ci[c];
+                c2[c] = fminf(c2[c], fmaxf(c1[c], a));
+                c1[c] = fminf(c1[c], a);
+                signs |= (__float_as_uint(q[e]) >> 31) << e;  // Q is never -0.0 (llr_value)
+            }
+        }
+        const float m1 = fminf(c1[0], c1[1]);
+        const float m2 = fminf(fminf(c2[0], c2[1]), fmaxf(c1[0], c1[1]));
+        const int idx = c1[1] < c1[0] ? ci[1] : ci[0];
+        const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+        const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+        const unsigned rsign = signs ^ ((__popc(signs) & 1u) ? kSignMask : 0u);
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (!FLOOD || e < dc) {
+                const float r_new = flip_bit(e == idx ? n2 : n1, rsign, e);
+                if (FLOOD) at(acc, col[e]) += r_new;
+                else at(post, col[e]) = q[e] + r_new;
+            }
+        }
+        mag1[l] = n1;
+        mag2[l] = n2;
+        bits[l] = (rsign & kSignMask) | ((unsigned)idx << kIdxShift);
+    }
+};
+
+// RegisterMinSum in IEEE binary16 with two frames a thread: every 4-byte word of the
+// posteriors in shared memory is a half2 holding a frame pair's posteriors of one column
+// (frame 2p in the low half, 2p+1 in the high half), so one shared load brings both and
+// one HADD2 / HMNMX2 / HFMA2 updates both.  Each half follows the reference decoder's float16
+// arithmetic: Q = L - R_old, R = sign * min(f(m), kHalfRMax), L = Q + R, each rounded once.
+// Per row and layer the state is RegisterMinSum's, packed:
+//   mag1, mag2: half2 of min(f(min1), R_MAX), min(f(min2), R_MAX); the sign bit of mag1 is
+//               the frame's sign product P of the row's Q, that of mag2 its complement;
+//   bits[w], edges e = 8w + e' (e' < 8): bit 7-e' (frame A) / 23-e' (frame B) set when edge e
+//               takes mag2 (|Q_e| == min1: the reference's e == idx, or a tie, where
+//               min1 == min2), bit 15-e' / 31-e' the sign S_e of Q_e.
+// R_e is then one LOP3 select between mag1 and mag2 under a mask word X holding the select
+// bit in bits 0-14 and S_e in bit 15 of each half: its magnitude bits come from mag2 or
+// mag1, its sign from mag2 (not P) when S_e is set, else from mag1 (P): P xor S_e, the sign
+// of the other edges' product.  Shifted left by e' the bit word has the select bits at the
+// byte tops 7 / 23 (byte_top_masks spreads them over the halves) and S_e at 15 / 31, so
+// rebuilding R_old is a shift, a PRMT and two LOP3 for both frames.
+// Rows of both schedules are padded to DC_MAX blocks through the block table (decode_frames
+// gives every layer DC_MAX entries, a missing block pointing at the row's own pad word,
+// which holds half +inf): |Q| = inf is never min1 or min2, its sign is +, and the pad word
+// stays +inf (R is finite), so a row step has no branch and no select per edge.  A frame
+// that stopped early keeps being updated in its half (its decisions were written when it
+// stopped); halves never mix, and no operation can make a NaN: R is finite and no
+// posterior is +-inf within the range the host admits.
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+struct HalfMinSum {
+    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = 1;
+    static constexpr int kMaxThreads = kMaxBlockThreads;
+    static constexpr int kMinBlocks = MIN_BLOCKS;
+    static constexpr bool kSharedState = false;
+    static constexpr int kRowBlocks = DC_MAX;        // block table entries a layer (padded)
+    static constexpr int kWords = (DC_MAX + 7) / 8;  // bit words per row
+    unsigned mag1[LAYERS_MAX];          // half2 bits, sign = the row's Q sign product P
+    unsigned mag2[LAYERS_MAX];          // half2 bits, sign = not P
+    unsigned bits[LAYERS_MAX][kWords];  // select and Q sign bits per edge (see above)
+    int rule;
+    float alpha, beta;
+    int pad;                            // unused: rows are padded through the block table
+    __half2 scale_offset;               // f(m) = max(scale * m - offset, 0), both rounded to half
+
+    __device__ void init(float*, long long, const int2*, const int*, int, int, int, int, int)
+    {
+        // NMS: (alpha, 0), OMS: (1, beta); max(alpha * m - 0, 0) = alpha * m and
+        // max(1 * m - beta, 0) = max(m - beta, 0), each with the one rounding of an FMA
+        scale_offset = rule == kOms ? __floats2half2_rn(1.0f, beta) : __floats2half2_rn(alpha, 0.0f);
+#pragma unroll
+        for (int l = 0; l < LAYERS_MAX; ++l) {
+            mag1[l] = 0u;
+            mag2[l] = 0u;
+#pragma unroll
+            for (int w = 0; w < kWords; ++w) bits[l][w] = 0u;
+        }
+    }
+
+    // One check row: r of layer l, edges = the layer's DC_MAX (padded) block table entries.
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int r, int z4)
+    {
+        const unsigned o1 = mag1[l], o2 = mag2[l];
+        unsigned q[DC_MAX], fresh[kWords];
+        int col[DC_MAX];
+        __half2 c1[2], c2[2];  // two min chains (even, odd edges) as RegisterMinSum, from edges 0, 1
+        unsigned parity = 0u;
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) fresh[w] = 0u;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            col[e] = qc_offset(edges[e], r, z4);
+            const int s = e & 7;
+            const unsigned v = bits[l][e >> 3] << s;
+            const unsigned r_old = select_halves(o1, o2, with_signs_of(byte_top_masks(v), v));
+            q[e] = as_bits(__hsub2_rn(as_half2(word(post, col[e])), as_half2(r_old)));
+            const __half2 a = __habs2(as_half2(q[e]));
+            const int c = e & 1;
+            if (e < 2) {
+                c1[c] = a;
+            } else {
+                c2[c] = e < 4 ? __hmax2(c1[c], a) : __hmin2(c2[c], __hmax2(c1[c], a));
+                c1[c] = __hmin2(c1[c], a);
+            }
+            parity ^= q[e];  // Q is never -0 (half_llr_pair)
+        }
+        const __half2 m1 = __hmin2(c1[0], c1[1]);
+        const __half2 m2 = __hmin2(__hmin2(c2[0], c2[1]), __hmax2(c1[0], c1[1]));
+        const unsigned sign = parity & kHalfSigns;
+        const unsigned n1 = half_magnitude(m1, scale_offset) ^ sign;
+        const unsigned n2 = half_magnitude(m2, scale_offset) ^ sign ^ kHalfSigns;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            // X: take mag2 (bits 0-14), S_e (bit 15), per half; kept as the state's bits
+            const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
+            fresh[e >> 3] |= (x >> (e & 7)) & (0x80808080u >> (e & 7));
+            const __half2 r_new = as_half2(select_halves(n1, n2, x));
+            if (FLOOD) word(acc, col[e]) = as_bits(__hadd2_rn(as_half2(word(acc, col[e])), r_new));
+            else word(post, col[e]) = as_bits(__hadd2_rn(as_half2(q[e]), r_new));
+        }
+        mag1[l] = n1;
+        mag2[l] = n2;
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) bits[l][w] = fresh[w];
+    }
+};
+
+// Frames a thread serves: 2 for the binary16 kernels (a half2 pair), else 1.
+template <class M>
+constexpr int kFramesPerThread = 1;
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS>> = 2;
+
+// Min-sum with each check row spread over LANES consecutive threads of a warp (LANES > 1 a
+// power of two), EDGES edges a lane (a power of two): lane p of row r owns the row's edges
+// p + k * LANES, k < EDGES (rows of at most LANES * EDGES blocks).  A lane keeps its own
+// messages R for every layer and its columns' offsets, two words per edge instead of the
+// row's two-min record.  Per layer each lane forms Q = L - R_old and the two smallest of its
+// own |Q| (a tree of sorted pairs); a butterfly over the row's lanes (warp shuffles) merges
+// the sorted pairs the same way, (a1, a2) and (b1, b2) giving min(a1, b1) and
+// min(max(a1, b1), min(a2, b2)), the multiset's two smallest (so the values are those of the
+// reference's sequential scan); the sign product is the parity of the row's bits of a ballot
+// of the lanes' own sign parities.  Edge e's message is f(|Q_e| == min1 ? min2 : min1) with
+// the sign of the other Q: the reference's f(e == idx ? min2 : min1), because |Q_e| equal to
+// min1 at an edge other than idx means min1 == min2.  Missing edges hold |Q| = +inf (never
+// min1 or min2, sign +) and write nothing.  Every thread of the block runs every row step (a
+// stopped or absent frame with no edges), so the shuffles, ballots and barriers run on whole,
+// converged warps.  A layer is a few dependent steps per lane instead of a walk over the row.
+template <int LAYERS_MAX, int LANES, int EDGES, int MAX_THREADS, int MIN_BLOCKS>
+struct EdgeParallelMinSum {
+    static_assert(LANES > 1 && (EDGES & (EDGES - 1)) == 0 && (LANES & (LANES - 1)) == 0, "powers of two");
+    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = LANES;
+    static constexpr int kMaxThreads = MAX_THREADS;
+    static constexpr int kMinBlocks = MIN_BLOCKS;
+    static constexpr bool kSharedState = false;
+    // byte offsets from the row's entry to this lane's columns: one int an edge, or (EDGES > 1)
+    // two int16 a word, edge 2i in the low half (|offset| <= 4n < 2^15: n <= 8191, checked by
+    // the host's kernel choice)
+    static constexpr int kOffWords = EDGES > 1 ? EDGES / 2 : 1;
+    float r_old[LAYERS_MAX][EDGES];  // this lane's messages of each layer
+    int off[LAYERS_MAX][kOffWords];
+    unsigned real[EDGES];            // bit l: this lane's edge k exists in layer l
+    int first;                       // the row's first lane in the warp
+    int rule;
+    float alpha, beta;
+    int pad;  // unused: missing edges write nothing
+
+    __device__ void init(float*, long long, const int2* edges, const int* layer_start, int mb, int, int r,
+                         int z4, int lane)
+    {
+        first = (threadIdx.x & 31) & ~(LANES - 1);
+#pragma unroll
+        for (int k = 0; k < EDGES; ++k) {
+            real[k] = 0u;
+#pragma unroll
+            for (int l = 0; l < LAYERS_MAX; ++l) {
+                r_old[l][k] = 0.0f;
+                const int e = lane + k * LANES;
+                const int b0 = l < mb ? layer_start[l] : 0;
+                const bool has = l < mb && e < layer_start[l + 1] - b0;
+                const int o = has ? qc_offset(edges[b0 + e], r, z4) : 0;
+                if (EDGES == 1) off[l][0] = o;
+                else if (k & 1) off[l][k / 2] = (off[l][k / 2] & 0xffff) | (o << 16);
+                else off[l][k / 2] = o & 0xffff;
+                real[k] |= (has ? 1u : 0u) << l;
+            }
+        }
+    }
+
+    __device__ __forceinline__ int offset(int l, int k) const
+    {
+        if (EDGES == 1) return off[l][0];
+        return k & 1 ? off[l][k / 2] >> 16 : (int)(short)off[l][k / 2];
+    }
+
+    // Row step of layer l; every thread of the block calls it (active: its frame decodes).
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, bool active, float* post, float* acc)
+    {
+        const float inf = __int_as_float(0x7f800000);
+        float q[EDGES], a[EDGES], lo[EDGES], hi[EDGES];
+        unsigned negs = 0u;
+#pragma unroll
+        for (int k = 0; k < EDGES; ++k) {
+            q[k] = active && ((real[k] >> l) & 1u) ? at(post, offset(l, k)) - r_old[l][k] : inf;
+            a[k] = fabsf(q[k]);
+            negs ^= __float_as_uint(q[k]) >> 31;  // Q is never -0.0 (llr_value)
+        }
+        // the two smallest of the lane's |Q|: sorted pairs merged in a tree (depth log2 EDGES)
+#pragma unroll
+        for (int k = 0; k < EDGES; k += 2) {
+            lo[k] = EDGES == 1 ? a[k] : fminf(a[k], a[k + 1 < EDGES ? k + 1 : k]);
+            hi[k] = EDGES == 1 ? inf : fmaxf(a[k], a[k + 1 < EDGES ? k + 1 : k]);
+        }
+#pragma unroll
+        for (int w = 2; w < EDGES; w <<= 1) {
+#pragma unroll
+            for (int k = 0; k < EDGES; k += 2 * w) {
+                const float m2 = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
+                lo[k] = fminf(lo[k], lo[k + w]);
+                hi[k] = m2;
+            }
+        }
+        float m1 = lo[0], m2 = hi[0];
+#pragma unroll
+        for (int s = 1; s < LANES; s <<= 1) {
+            const float o1 = __shfl_xor_sync(0xffffffffu, m1, s);
+            if (EDGES == 1 && s == 1) {  // both second minima are +inf
+                m2 = fmaxf(m1, o1);
+            } else {
+                const float o2 = __shfl_xor_sync(0xffffffffu, m2, s);
+                m2 = fminf(fmaxf(m1, o1), fminf(m2, o2));
+            }
+            m1 = fminf(m1, o1);
+        }
+        const unsigned row_negs = __ballot_sync(0xffffffffu, negs) >> first;
+        const unsigned parity = __popc(row_negs & (0xffffffffu >> (32 - LANES))) & 1u;
+        const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+        const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+#pragma unroll
+        for (int k = 0; k < EDGES; ++k) {
+            const float r_new = flip(a[k] == m1 ? n2 : n1, parity ^ (__float_as_uint(q[k]) >> 31));
+            if (active && ((real[k] >> l) & 1u)) {
+                if (FLOOD) at(acc, offset(l, k)) += r_new;
+                else at(post, offset(l, k)) = q[k] + r_new;
+                r_old[l][k] = r_new;
+            }
+        }
+    }
+};
+
+// Min-sum with each check row in one thread and the row's state in shared memory (the latency
+// kernel since v9, `ep12x1x8`: docs/gpu.md).  Per (layer, thread), 16-byte aligned after the +inf
+// pad slot, T = MAX_THREADS, CHUNKS = EDGES / 4:
+//   float4 msg[mb][CHUNKS][T]   the row's messages R of edges 4c..4c+3 (of the last update)
+//   uint4  col[mb][CHUNKS][T]   their columns: layered, absolute shared addresses of the
+//                               posteriors (a missing edge, or a thread of no frame: the +inf pad
+//                               slot, which reads +inf and is written +inf: never min1 or min2,
+//                               sign +); flooding, byte offsets from the array's start (missing: 1,
+//                               odd, skipped)
+// so the layer loop needs no register arrays indexed by layer (the register kernel ep12x2x4 holds
+// 197 registers and a 15 KB init).  A layered step: the row's posteriors are loaded (no base add,
+// no predicate), then the next layer's state (private: no hazard) while they are in flight; Q = L
+// - R_old; the two smallest |Q| by a tree of sorted pairs (depth log2 EDGES); magnitude f(m) =
+// max(A m + B, 0) with (A, B) = (alpha, 0) (NMS; fmaf(alpha, m, +0) rounds once, like alpha * m,
+// and the max is a no-op for alpha > 0) or (1, -beta) (OMS: m - beta, then the max), so no rule
+// branch; the sign product (parity of the Q sign bits) is folded into f(min1), f(min2) and each
+// message is one select and one LOP3: R = (|Q_e| == min1 ? f(min2) : f(min1)) ^ sign(Q_e) ^ parity,
+// bit-exact with the reference (same values as the two-min record, see EdgeParallelMinSum).  R is
+// kept unpredicated: a stopped frame's R is never used again (stores of L stay predicated).
+// Flooding steps use the plain form (predicated, relative offsets: post and acc swap).
+template <int LAYERS_MAX, int EDGES, int MAX_THREADS>
+struct SharedRowMinSum {
+    static_assert(EDGES % 4 == 0 && (EDGES & (EDGES - 1)) == 0, "EDGES 4, 8, ...");
+    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLanes = 1;
+    static constexpr int kMaxThreads = MAX_THREADS;
+    static constexpr int kMinBlocks = 1;
+    static constexpr bool kSharedState = true;
+    static constexpr int kChunks = EDGES / 4;
+    static constexpr int T = MAX_THREADS;  // state stride (float4 units)
+    float rm[EDGES];      // R of the layer step about to run
+    unsigned col[EDGES];  // its columns
+    float4* st;           // this thread's msg[0][0]; col[0][0] is st[cols]
+    int cols;             // mb * kChunks * T
+    int rule;
+    float alpha, beta;
+    float A, B;           // f(m) = max(A m + B, 0)
+    int pad;              // unused (the pad slot's address is in the column table)
+
+    // bytes of shared memory after decode_frames' tables (host: + 16 for the alignment)
+    static constexpr int state_bytes(int mb) { return mb * kChunks * T * 32; }
+
+    __device__ void attach(float4* state, int mb)
+    {
+        cols = mb * kChunks * T;
+        st = state + threadIdx.x;
+        A = rule == kOms ? 1.0f : alpha;
+        B = rule == kOms ? -beta : 0.0f;
+    }
+
+    // The column table of row r (own: its entry in the posterior array post0; mine: the thread
+    // serves a frame) and zero messages; RAW: edges[] as in device memory (x not yet times 4).
+    template <bool FLOOD, bool RAW>
+    __device__ void setup(const int2* edges, const int* layer_start, int mb, int r, int z4, int own,
+                          int pad_byte, const float* post0, bool mine)
+    {
+        const unsigned base = FLOOD ? 0u : (unsigned)__cvta_generic_to_shared(post0);
+        const unsigned none = FLOOD ? 1u : base + (unsigned)pad_byte;
+        for (int l = 0; l < mb; ++l) {
+            const int b0 = layer_start[l];
+            const int dc = layer_start[l + 1] - b0;
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c) {
+                unsigned h[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const int e = 4 * c + i;
+                    int2 g = edges[b0 + e < 0 ? 0 : b0 + e];  // edges[] has kEdgePad spare entries
+                    if (RAW) g.x *= 4;
+                    h[i] = e < dc && (FLOOD || mine) ? base + (unsigned)(4 * own + qc_offset(g, r, z4)) : none;
+                }
+                st[(l * kChunks + c) * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                reinterpret_cast<uint4*>(st)[cols + (l * kChunks + c) * T] = make_uint4(h[0], h[1], h[2], h[3]);
+            }
+        }
+        load_into(0, rm, col);
+    }
+
+    __device__ __forceinline__ void load_into(int l, float (&m_out)[EDGES], unsigned (&c_out)[EDGES]) const
+    {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+            const float4 m = st[(l * kChunks + c) * T];
+            const uint4 w = reinterpret_cast<const uint4*>(st)[cols + (l * kChunks + c) * T];
+            m_out[4 * c] = m.x;
+            m_out[4 * c + 1] = m.y;
+            m_out[4 * c + 2] = m.z;
+            m_out[4 * c + 3] = m.w;
+            c_out[4 * c] = w.x;
+            c_out[4 * c + 1] = w.y;
+            c_out[4 * c + 2] = w.z;
+            c_out[4 * c + 3] = w.w;
+        }
+    }
+
+    // 1 if the thread's row of some layer is unsatisfied by the decisions of post (mine: the
+    // thread serves a frame); all loads of 4 layers at a time in flight.
+    template <bool FLOOD>
+    __device__ __forceinline__ unsigned row_fail(const float* post, int mb, bool mine) const
+    {
+        unsigned bad = 0u;  // bit l: parity of layer l's row
+#pragma unroll 4
+        for (int l = 0; l < (mine ? mb : 0); ++l) {
+            unsigned p = 0u;
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c) {
+                const uint4 w = reinterpret_cast<const uint4*>(st)[cols + (l * kChunks + c) * T];
+                const unsigned cc[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    if constexpr (!FLOOD) p ^= lds_abs(cc[i]) < 0.0f;
+                    else if (!(cc[i] & 1u))
+                        p ^= *reinterpret_cast<const float*>(reinterpret_cast<const char*>(post) + cc[i]) < 0.0f;
+                }
+            }
+            bad |= p << l;
+        }
+        return bad != 0u;
+    }
+
+    // the two smallest of the row's |Q|: a tree of sorted pairs
+    __device__ __forceinline__ void two_smallest(const float (&a)[EDGES], float& m1, float& m2) const
+    {
+        float lo[EDGES], hi[EDGES];
+#pragma unroll
+        for (int k = 0; k < EDGES; k += 2) {
+            lo[k] = fminf(a[k], a[k + 1]);
+            hi[k] = fmaxf(a[k], a[k + 1]);
+        }
+#pragma unroll
+        for (int w = 2; w < EDGES; w <<= 1) {
+#pragma unroll
+            for (int k = 0; k < EDGES; k += 2 * w) {
+                const float h = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
+                lo[k] = fminf(lo[k], lo[k + w]);
+                hi[k] = h;
+            }
+        }
+        m1 = lo[0];
+        m2 = hi[0];
+    }
+
+    // Row step of layer l (state in rm/col; post, acc: the arrays' starts); the state of layer
+    // `next` (!= l: mb >= 2) is loaded for the following step.
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int l, bool active, float* post, float* acc, int next)
+    {
+        float q[EDGES], a[EDGES];
+        float m1, m2;
+        if constexpr (!FLOOD) {
+            unsigned x = 0u;  // xor of the Q words: bit 31 = the sign parity
+            float post_l[EDGES];
+#pragma unroll
+            for (int k = 0; k < EDGES; ++k) post_l[k] = lds_abs(col[k]);
+            float nrm[EDGES];
+            unsigned ncol[EDGES];
+            load_into(next, nrm, ncol);
+#pragma unroll
+            for (int k = 0; k < EDGES; ++k) {
+                q[k] = post_l[k] - rm[k];  // a stopped frame's Q is computed, never stored
+                a[k] = fabsf(q[k]);
+                x ^= __float_as_uint(q[k]);  // Q is never -0.0 (llr_value)
+            }
+            two_smallest(a, m1, m2);
+            const unsigned pm = x & 0x80000000u;
+            const float n1 = __uint_as_float(opaque(__float_as_uint(fmaxf(fmaf(A, m1, B), 0.0f)) ^ pm));
+            const float n2 = __uint_as_float(opaque(__float_as_uint(fmaxf(fmaf(A, m2, B), 0.0f)) ^ pm));
+#pragma unroll
+            for (int k = 0; k < EDGES; ++k) {
+                const float r_new = __uint_as_float(__float_as_uint(a[k] == m1 ? n2 : n1) ^
+                                                    (__float_as_uint(q[k]) & 0x80000000u));
+                if (active) sts_abs(col[k], q[k] + r_new);
+                rm[k] = r_new;
+            }
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c)
+                st[(l * kChunks + c) * T] = make_float4(rm[4 * c], rm[4 * c + 1], rm[4 * c + 2], rm[4 * c + 3]);
+#pragma unroll
+            for (int k = 0; k < EDGES; ++k) {
+                rm[k] = nrm[k];
+                col[k] = ncol[k];
+            }
+        } else {
+            const float inf = __int_as_float(0x7f800000);
+            bool has[EDGES];
+            unsigned negs = 0u;
+#pragma unroll
+            for (int k = 0; k < EDGES; ++k) {
+                has[k] = active && !(col[k] & 1u);
+                q[k] = has[k] ? at(post, (int)col[k]) - rm[k] : inf;
+                a[k] = fabsf(q[k]);
+                negs ^= __float_as_uint(q[k]) >> 31;  // Q is never -0.0 (llr_value)
+            }
+            two_smallest(a, m1, m2);
+            const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+            const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+#pragma unroll
+            for (int k = 0; k < EDGES; ++k) {
+                const float r_new = flip(a[k] == m1 ? n2 : n1, negs ^ (__float_as_uint(q[k]) >> 31));
+                if (has[k]) {
+                    at(acc, (int)col[k]) += r_new;
+                    rm[k] = r_new;
+                }
+            }
+#pragma unroll
+            for (int c = 0; c < kChunks; ++c)
+                st[(l * kChunks + c) * T] = make_float4(rm[4 * c], rm[4 * c + 1], rm[4 * c + 2], rm[4 * c + 3]);
+            load_into(next, rm, col);
+        }
+    }
+};
+
+// Every message R_mn kept in device memory (frame-major, then block, then row): any
+// number of layers, rows of weight up to DC_MAX, any rule (NMS, OMS, SPA).
+template <int DC_MAX>
+struct StoredMessages {
+    static constexpr int kLayers = 0;  // any number (runtime loop)
+    static constexpr int kLanes = 1;
+    static constexpr int kMaxThreads = kMaxBlockThreads;
+    static constexpr int kMinBlocks = 1;
+    static constexpr bool kSharedState = false;
+    float* msg;  // this thread's frame: msg[b * z + r]
+    int rule;
+    float alpha, beta;
+    int pad;  // unused: rows loop over their real edges
+
+    __device__ void init(float* store, long long frame, const int2*, const int*, int, int nblocks, int r,
+                         int z4, int)
+    {
+        const int z = z4 >> 2;
+        msg = store + frame * nblocks * z;
+        for (int b = 0; b < nblocks; ++b) msg[b * z + r] = 0.0f;
+    }
+
+    // edges points at the layer's first block b0; its messages start at msg + b0 * z.
+    template <bool FLOOD>
+    __device__ __forceinline__ void row(int, float* post, float* acc, const int2* edges, int b0, int dc,
+                                        int r, int z4)
+    {
+        float q[DC_MAX], out[DC_MAX];
+        int col[DC_MAX];
+        const int z = z4 >> 2;
+        float* m = msg + b0 * z + r;
+        for (int e = 0; e < dc; ++e) {
+            col[e] = qc_offset(edges[e], r, z4);
+            q[e] = at(post, col[e]) - m[e * z];
+        }
+        if (rule == kSpa) {
+            // forward: out[i] = q0 [+] ... [+] q_i ; backward running value in b
+            out[0] = q[0];
+            for (int e = 1; e < dc - 1; ++e) out[e] = boxplus(out[e - 1], q[e]);
+            float b = q[dc - 1];
+            out[dc - 1] = out[dc - 2];
+            for (int e = dc - 2; e >= 1; --e) {
+                out[e] = boxplus(out[e - 1], b);
+                b = boxplus(b, q[e]);
+            }
+            out[0] = b;
+        } else {
+            float m1 = __int_as_float(0x7f800000), m2 = m1;
+            int idx = 0;
+            unsigned signs = 0u;
+            for (int e = 0; e < dc; ++e) two_min(q[e], e, m1, m2, idx, signs);
+            const float n1 = minsum_magnitude(m1, rule, alpha, beta);
+            const float n2 = minsum_magnitude(m2, rule, alpha, beta);
+            const unsigned par = __popc(signs) & 1u;
+            for (int e = 0; e < dc; ++e) out[e] = flip(e == idx ? n2 : n1, ((signs >> e) ^ par) & 1u);
+        }
+        for (int e = 0; e < dc; ++e) {
+            m[e * z] = out[e];
+            if (FLOOD) at(acc, col[e]) += out[e];
+            else at(post, col[e]) = q[e] + out[e];
+        }
+    }
+};
+
+// Row r of layer l for a frame still decoding (edge-parallel rows: every thread, told whether
+// its frame decodes); post, acc point at the row's own entry (frame offset + r) of the
+// posteriors and the flooding accumulator.
+template <bool FLOOD, class M>
+__device__ __forceinline__ void layer_step(M& msgs, int l, bool active, float* post, float* acc,
+                                           const int2* edges, const int* layer_start, int r, int z4)
+{
+    if constexpr (M::kLanes > 1) {
+        msgs.template row<FLOOD>(l, active, post, acc);
+    } else if (active) {
+        if constexpr (kFramesPerThread<M> == 2) {  // every layer padded to M::kRowBlocks entries
+            msgs.template row<FLOOD>(l, post, acc, edges + l * M::kRowBlocks, r, z4);
+        } else {
+            const int b0 = layer_start[l];
+            msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z4);
+        }
+    }
+}
+
+// Parity of row r of layer l over the hard decisions of post (1 = unsatisfied).
+__device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, int dc, int r, int z4)
+{
+    unsigned p = 0u;
+    for (int e = 0; e < dc; ++e) p ^= at(post, qc_offset(edges[e], r, z4)) < 0.0f ? 1u : 0u;
+    return p;
+}
+
+// Unsatisfied-parity bits of row r of a layer for a frame pair (binary16 posteriors; bit h:
+// the frame in half h).  The sign bit of a half is "< 0": no posterior is -0 or NaN.
+__device__ __forceinline__ unsigned pair_row_parity(float* post, const int2* edges, int dc, int r, int z4)
+{
+    unsigned p = 0u;
+    for (int e = 0; e < dc; ++e) p ^= word(post, qc_offset(edges[e], r, z4));
+    return ((p >> 15) & 1u) | ((p >> 30) & 2u);
+}
+
+// Channel LLRs of nf frames into frame-pair words, a pair every `stride` (>= n + z, a
+// multiple of 4) words: its n columns (half_llr_pair; an odd last frame pairs with zeros,
+// which only its own half ever sees), then pad words (its rows' z among them), half +inf.
+template <typename In>
+__device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, int n, int stride)
+{
+    const int pairs = (nf + 1) >> 1;
+    for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
+        dst[i / (stride - n) * stride + n + i % (stride - n)] = kHalfInf2;
+    if ((n & 3) == 0) {  // 4 columns of both frames: two vector loads, one 16-byte store
+        const int quads = n >> 2;
+        for (int i = threadIdx.x; i < pairs * quads; i += blockDim.x) {
+            const int p = i / quads;
+            const int c = 4 * (i - p * quads);
+            const In* a = src + (2 * p) * n + c;
+            const float4 x = llr_value4(a, scale);
+            const float4 y = 2 * p + 1 < nf ? llr_value4(a + n, scale) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            *reinterpret_cast<uint4*>(dst + p * stride + c) = make_uint4(
+                half_llr_pair(x.x, y.x), half_llr_pair(x.y, y.y), half_llr_pair(x.z, y.z), half_llr_pair(x.w, y.w));
+        }
+    } else {
+        for (int i = threadIdx.x; i < pairs * n; i += blockDim.x) {
+            const int p = i / n;
+            const In* a = src + (2 * p) * n + (i - p * n);
+            dst[p * stride + (i - p * n)] =
+                half_llr_pair(llr_value(a[0], scale), 2 * p + 1 < nf ? llr_value(a[n], scale) : 0.0f);
+        }
+    }
+}
+
+// Hard decisions (bit = 1 iff posterior < 0) of the frame in half h of a pair's words (16-byte
+// aligned), to dst: unpacked, or packed 8 per byte (np.packbits order), by the whole block.
+__device__ void write_half_decisions(const unsigned* words, int h, int n, int packed, unsigned char* dst)
+{
+    const int sign = 15 + 16 * h;
+    if (packed) {
+        for (int j = threadIdx.x; j < (n + 7) >> 3; j += blockDim.x) {
+            unsigned v = 0u;
+            for (int k = 0; k < 8; ++k) v |= (8 * j + k < n ? (words[8 * j + k] >> sign) & 1u : 0u) << (7 - k);
+            dst[j] = (unsigned char)v;
+        }
+    } else if ((n & 3) == 0) {
+        for (int j = threadIdx.x; j < n >> 2; j += blockDim.x) {
+            const uint4 w = reinterpret_cast<const uint4*>(words)[j];
+            reinterpret_cast<uchar4*>(dst)[j] = make_uchar4((w.x >> sign) & 1u, (w.y >> sign) & 1u,
+                                                            (w.z >> sign) & 1u, (w.w >> sign) & 1u);
+        }
+    } else {
+        for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = (words[i] >> sign) & 1u;
+    }
+}
+
+// The decoder: one block decodes `fpb` consecutive frames, fpb * z * M::kLanes threads
+// (rounded up to the warp by the caller).  Shared memory (dynamic, in this order):
+//   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
+//   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
+//   (padding to 8 bytes) int2 edges[nblocks + kEdgePad] (as (4*(j*z+s), z-s), then zeros),
+//   int layer_start[mb + 1], int done[fpb], int fail[fpb], int iters[fpb], float pad (+inf).
+// The binary16 kernels (kFramesPerThread 2, fpb even) serve a frame pair a thread, fpb / 2 * z
+// threads: post, acc, lch hold fpb / 2 slots of n + z words rounded up to a multiple of 4 (a
+// half2 each), the pair's n columns then +inf pad words, one per row, and edges holds
+// mb * M::kRowBlocks entries, every layer padded with (4n, z): the row's own pad word.
+// Early stop: a stopped frame freezes (its threads skip the layers); a stopped frame whose
+// pair partner still decodes cannot, so pair kernels write a frame's decisions when it stops
+// (or after the last iteration) and let its half run on.
+template <class M, bool FLOOD, typename In>
+__device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
+                              int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
+                              const int2* __restrict__ g_edges, const int* __restrict__ g_layer_start,
+                              float* __restrict__ msg_store, int n, int z, int mb, int nblocks,
+                              int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,
+                              float beta)
+{
+    extern __shared__ float4 smem_vec[];  // 16-byte aligned
+    float* smem = reinterpret_cast<float*>(smem_vec);
+    const int tid = threadIdx.x;
+    const long long frame0 = (long long)blockIdx.x * fpb;
+    const int nf = (int)min((long long)fpb, (long long)frames - frame0);
+    constexpr int kPack = kFramesPerThread<M>;
+    const int stride = kPack == 1 ? n : (n + z + 3) & ~3;  // words a slot (a frame; a pair and its pads)
+    const int span = fpb / kPack * stride;
+    float* post = smem;
+    float* acc = smem + span;
+    float* lch = smem + 2 * span;
+    const int nfloat = ((FLOOD ? 3 : 1) * span + 1) & ~1;
+    int2* edges = reinterpret_cast<int2*>(smem + nfloat);
+
+    // shared-state kernels: the LLRs are not waited for before the column table is built.  float
+    // input: tables, then LLRs, copied by cp.async (two commit groups); other inputs: every vector
+    // load of the thread into registers (up to kVec, one round trip), stored after the table.
+    constexpr bool kAsync = M::kSharedState && is_f32<In>;
+    constexpr bool kBatch = M::kSharedState && !is_f32<In>;
+    constexpr int kVec = 8;
+    typename Raw4<In>::T held[kVec];
+    const int nvec = (n & 3) == 0 ? nf * n / 4 : 0;
+    if constexpr (kAsync) {
+        int* starts = reinterpret_cast<int*>(edges + nblocks + kEdgePad);
+        for (int i = tid; i < nblocks; i += blockDim.x) cp_async(edges + i, g_edges + i, 8);
+        for (int i = tid; i <= mb; i += blockDim.x) cp_async(starts + i, g_layer_start + i, 4);
+        cp_async_commit();
+        float* dst = FLOOD ? smem + 2 * span : smem;
+        for (int i = tid; i < nvec; i += blockDim.x) cp_async(dst + 4 * i, llr + frame0 * n + 4 * i, 16);
+        cp_async_commit();
+    } else if constexpr (kBatch) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+            const int i = tid + j * (int)blockDim.x;
+            if (i < nvec) held[j] = raw4(llr + frame0 * n + 4 * i);
+        }
+    }
+    if constexpr (kPack == 2) {  // every layer padded to M::kRowBlocks entries with (4n, z)
+        for (int i = tid; i < mb * M::kRowBlocks; i += blockDim.x) {
+            const int l = i / M::kRowBlocks;
+            const int b = g_layer_start[l] + (i - l * M::kRowBlocks);
+            edges[i] = b < g_layer_start[l + 1] ? make_int2(4 * g_edges[b].x, g_edges[b].y) : make_int2(4 * n, z);
+        }
+    } else if (!kAsync) {
+        for (int i = tid; i < nblocks + kEdgePad; i += blockDim.x)
+            edges[i] = i < nblocks ? make_int2(4 * g_edges[i].x, g_edges[i].y) : make_int2(0, 0);
+    }
+    int* layer_start = reinterpret_cast<int*>(edges + nblocks + kEdgePad);
+    if constexpr (kPack == 2) layer_start = reinterpret_cast<int*>(edges + mb * M::kRowBlocks);
+    int* done = layer_start + mb + 1;
+    int* fail = done + fpb;
+    int* iters = fail + fpb;
+    float* pad = reinterpret_cast<float*>(iters + fpb);  // +inf slot of padded rows
+    if (tid == 0) *pad = __int_as_float(0x7f800000);
+    if (!kAsync)
+        for (int i = tid; i <= mb; i += blockDim.x) layer_start[i] = g_layer_start[i];
+    for (int i = tid; i < fpb; i += blockDim.x) {
+        done[i] = i < nf ? 0 : 1;
+        iters[i] = max_iter;
+    }
+    const In* src = llr + frame0 * n;
+    float* first = FLOOD ? lch : post;
+    if constexpr (kPack == 2) {
+        load_pairs(reinterpret_cast<unsigned*>(first), src, scale, nf, n, stride);
+    } else if (M::kSharedState) {  // only odd lengths left (nvec = 0)
+        if ((n & 3) != 0)
+            for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+    } else if ((n & 3) == 0) {  // every standard code: whole vectors, aligned (frames start at 4n-element offsets)
+        for (int i = tid; i < nf * n / 4; i += blockDim.x)
+            reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale);
+    } else {
+        for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+    }
+
+    // thread tid serves frame (pair) f, check row r (of every layer), lane `part` of that row
+    const int f = tid / (z * M::kLanes);
+    const int r = (tid - f * z * M::kLanes) / M::kLanes;
+    const int part = tid & (M::kLanes - 1);
+    const bool lane = f * kPack < nf;
+    const int own = f * stride + r;  // this thread's row entry in its frame's (pair's) posteriors
+    const int z4 = 4 * z;
+
+    M msgs;
+    msgs.rule = rule;
+    msgs.alpha = alpha;
+    msgs.pad = (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(post + own));
+    msgs.beta = beta;
+    if constexpr (M::kSharedState) {  // the state after the +inf slot, 16-byte aligned
+        msgs.attach(smem_vec + (reinterpret_cast<char*>(pad + 1) - reinterpret_cast<char*>(smem) + 15) / 16, mb);
+        if (kAsync) cp_async_wait<1>();  // the tables have landed
+    }
+    __syncthreads();
+    if constexpr (M::kSharedState) {
+        msgs.template setup<FLOOD, kAsync>(edges, layer_start, mb, r, z4, own,
+                                           (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(smem)),
+                                           post, lane);
+        if constexpr (kAsync) {
+            cp_async_wait<0>();  // this thread's LLR vectors: -0.0 -> +0.0 in place (llr_value)
+            for (int i = tid; i < nvec; i += blockDim.x) {
+                float4* v = reinterpret_cast<float4*>(first) + i;
+                *v = cvt4(*v, scale);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+                const int i = tid + j * (int)blockDim.x;
+                if (i < nvec) reinterpret_cast<float4*>(first)[i] = cvt4(held[j], scale);
+            }
+            for (int i = tid + kVec * (int)blockDim.x; i < nvec; i += blockDim.x)
+                reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale);
+        }
+        if (FLOOD) __syncthreads();  // the copy below reads other threads' LLRs
+    } else if (lane || M::kLanes > 1) {
+        msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
+    }
+    const int used = (nf + kPack - 1) / kPack * stride;  // words of posteriors in use
+    if (FLOOD)
+        for (int i = tid; i < used; i += blockDim.x) post[i] = lch[i];
+
+    for (int it = 1; it <= max_iter; ++it) {
+        // (shared-state kernels: nothing since the last layer's barrier needs another one)
+        if (!M::kSharedState || it == 1 || early_stop || FLOOD) __syncthreads();
+        // frame (pair) f decodes: not stopped (a pair: not both stopped)
+        const bool active = lane && !(kPack == 1 ? done[f] : done[2 * f] & done[2 * f + 1]);
+        if (FLOOD) {
+            // new totals start from the channel LLRs; a stopped frame keeps its posteriors
+            for (int i = tid; i < used; i += blockDim.x) {
+                const int g = i / stride;
+                acc[i] = (kPack == 1 ? done[g] : done[2 * g] & done[2 * g + 1]) ? post[i] : lch[i];
+            }
+            __syncthreads();
+        }
+        if constexpr (M::kSharedState) {
+#pragma unroll
+            for (int l = 0; l < M::kLayers; ++l) {
+                if (l < mb) {
+                    msgs.template row<FLOOD>(l, active, post, acc, l + 1 < mb ? l + 1 : 0);
+                    __syncthreads();
+                }
+            }
+        } else if constexpr (M::kLayers > 0) {
+            // register-resident rows: the layer index must be a compile-time constant
+#pragma unroll
+            for (int l = 0; l < M::kLayers; ++l) {
+                if (l < mb) {
+                    layer_step<FLOOD>(msgs, l, active, post + own, acc + own, edges, layer_start, r, z4);
+                    __syncthreads();
+                }
+            }
+        } else {
+            for (int l = 0; l < mb; ++l) {
+                layer_step<FLOOD>(msgs, l, active, post + own, acc + own, edges, layer_start, r, z4);
+                __syncthreads();
+            }
+        }
+        if (FLOOD) {
+            float* t = post;
+            post = acc;
+            acc = t;
+        }
+        if (early_stop || it == max_iter) {
+            if (tid < fpb) fail[tid] = 0;
+            __syncthreads();
+            if constexpr (kPack == 2) {
+                if (active) {  // a stopped frame's half runs on: its flag stays as it stopped
+                    unsigned p = 0u;
+                    for (int l = 0; l < mb && p != 3u; ++l)  // padded rows: a pad word's sign is +
+                        p |= pair_row_parity(post + own, edges + l * M::kRowBlocks, M::kRowBlocks, r, z4);
+                    if ((p & 1u) && !done[2 * f]) fail[2 * f] = 1;
+                    if ((p & 2u) && !done[2 * f + 1]) fail[2 * f + 1] = 1;
+                }
+            } else if constexpr (M::kSharedState) {
+                if (msgs.template row_fail<FLOOD>(post, mb, lane)) fail[f] = 1;
+            } else if (lane && part == 0) {
+                unsigned p = 0u;
+                for (int l = 0; l < mb && !p; ++l) {
+                    const int b0 = layer_start[l];
+                    p = row_parity(post + own, edges + b0, layer_start[l + 1] - b0, r, z4);
+                }
+                if (p) fail[f] = 1;
+            }
+            __syncthreads();
+            if (tid < nf && !done[tid]) {
+                if (!fail[tid] && early_stop) {
+                    done[tid] = 1;
+                    iters[tid] = it;
+                }
+            }
+            if constexpr (kPack == 2) {
+                // decisions of the frames that stopped now, or of every running frame after the
+                // last iteration: iters == it exactly for those
+                __syncthreads();
+                const int width = packed ? (n + 7) >> 3 : n;
+                for (int g = 0; g < nf; ++g)
+                    if (iters[g] == it)
+                        write_half_decisions(reinterpret_cast<const unsigned*>(post) + (g >> 1) * stride, g & 1,
+                                             n, packed, bits + (frame0 + g) * width);
+            }
+            if (early_stop && !__syncthreads_or(tid < nf && !done[tid])) break;
+        }
+    }
+    __syncthreads();
+    if (tid < nf) {
+        iters_out[frame0 + tid] = iters[tid];
+        valid_out[frame0 + tid] = fail[tid] ? 0 : 1;
+    }
+    if constexpr (kPack == 2) {
+        return;  // decisions written in the loop
+    } else if (packed) {
+        const int nbytes = (n + 7) >> 3;
+        unsigned char* dst = bits + frame0 * nbytes;
+        for (int j = tid; j < nf * nbytes; j += blockDim.x) {
+            const int g = j / nbytes;
+            const int i0 = (j - g * nbytes) * 8;
+            const float* p = post + g * n;
+            unsigned v = 0u;
+            for (int k = 0; k < 8; ++k) v |= (i0 + k < n && p[i0 + k] < 0.0f ? 1u : 0u) << (7 - k);
+            dst[j] = (unsigned char)v;
+        }
+    } else if ((n & 3) == 0) {
+        uchar4* dst = reinterpret_cast<uchar4*>(bits + frame0 * n);
+        for (int i = tid; i < nf * n / 4; i += blockDim.x) {
+            const float4 v = reinterpret_cast<const float4*>(post)[i];
+            dst[i] = make_uchar4(v.x < 0.0f, v.y < 0.0f, v.z < 0.0f, v.w < 0.0f);
+        }
+    } else {
+        unsigned char* dst = bits + frame0 * n;
+        for (int i = tid; i < nf * n; i += blockDim.x) dst[i] = post[i] < 0.0f ? 1 : 0;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,119 @@
+"""The resident latency kernel, host side (``kernels/qc_resident.cu``).
+
+A kernel launch costs the host about 5 us more than handing work to a kernel that is
+already running: on the H200, a launch plus ``synchronize`` of an empty kernel took
+8.9 us, a request posted through mapped page-locked memory to a running kernel and
+its acknowledgement 3.5 us (docs/gpu.md, "Resident latency kernel").  For the binary
+latency preset the decoding kernel therefore stays resident between calls:
+
+* :meth:`ResidentKernel.post` writes the request (frame count, LLR address) and then
+  its number into a mapped request block, and launches the kernel if it is not
+  running (it leaves by itself after :data:`IDLE_NS` without a request, or
+  :data:`LIFE_NS` after its launch);
+* :meth:`ResidentKernel.wait` spins on the acknowledgement, launching the kernel
+  again if it left before seeing the request, and raises :class:`CudaError` if the
+  kernel failed or nothing came back within ``timeout`` seconds.
+
+Why the kernel leaves: ``cuMemFree`` (and other calls that synchronize the device)
+wait for every running kernel of the context, so a kernel that never ended would
+block them for ever; with these limits they wait at most :data:`LIFE_NS`.  The
+kernel runs on a non-blocking stream, so work on the legacy default stream (PyCUDA's
+synchronous copies) does not wait for it.  It occupies at most :data:`MAX_FRAMES`
+blocks (one frame each): larger chunks are launched as usual.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .context import CudaError, mapped_address, pinned_empty
+from .driver import driver
+
+IDLE_NS = 1_000_000          # the kernel leaves after 1 ms without a request ...
+LIFE_NS = 20_000_000         # ... or 20 ms after its launch
+MAX_FRAMES = 8               # blocks of a resident kernel (frames a request may carry)
+MODULE = "qc_resident"
+# kernels/qc_resident.cu GPULDPC_RESIDENT (tests/gpu/test_kernel_signatures.py)
+ARG_TYPES = "PPIQQfPiPPPPP" + "i" * 7 + "ff"
+_SEQ, _ACK, _ALIVE, _FRAMES, _LLR = 0, 1, 2, 3, 4
+
+
+def resident_name(kernel: str) -> str:
+    """Resident entry point of a layered latency entry point (``qc_ep12x1x8_layered_f32`` ->
+    ``qc_ep12x1x8_resident_layered_f32``)."""
+    return kernel.replace("_layered_", "_resident_layered_", 1)
+
+
+class ResidentKernel:
+    """One resident decoding kernel for one stream slot of the engine.
+
+    ``func`` is the prepared resident entry point, ``threads``/``shared`` its block shape
+    (one frame a block), ``tail`` the arguments after the LLR pointer that a launch of
+    the ordinary kernel takes (scale, outputs, tables, sizes, rule), without ``frames``
+    and ``frames_per_block``.
+    """
+
+    def __init__(self, ctx, func, threads: int, shared: int, frames: int, tail: tuple):
+        drv = driver()
+        self.ctx, self.func, self.threads, self.shared = ctx, func, threads, shared
+        self.frames = frames
+        self.tail = tail
+        self.ctrl = pinned_empty(8, np.uint32, ctx)
+        self.ctrl[:] = 0
+        self.ctrl_address = mapped_address(self.ctrl)
+        self._words = memoryview(self.ctrl)         # plain int reads and writes (cheaper than NumPy's)
+        self.broadcast = drv.mem_alloc(64)
+        drv.memset_d32(self.broadcast, 0, 16)
+        self.stream = drv.Stream(flags=1)          # CU_STREAM_NON_BLOCKING
+        self.seq = 0
+        self.launches = 0
+
+    def post(self, frames: int, llr_address: int):
+        """Hand ``frames`` (<= :attr:`frames`) frames at ``llr_address`` to the kernel (the
+        caller holds the device's lock; no driver call unless the kernel must be launched)."""
+        c = self._words
+        c[_FRAMES] = frames
+        c[_LLR] = llr_address & 0xffffffff
+        c[_LLR + 1] = llr_address >> 32
+        self.seq = self.seq % 0x7fffffff + 1       # 1 .. 2^31 - 1: never the kernel's kLeave
+        c[_SEQ] = self.seq                         # last: x86-64 keeps the stores in order
+        if not c[_ALIVE]:
+            self._launch()
+
+    def _launch(self):
+        """Start the kernel: it resumes after the last request done."""
+        self.ctrl[_ALIVE] = 1
+        self.launches += 1
+        with self.ctx.active():
+            self.func.prepared_async_call((self.frames, 1), (self.threads, 1, 1), self.stream,
+                                          self.ctrl_address, self.broadcast, self.launches & 0xffffffff,
+                                          IDLE_NS, LIFE_NS, *self.tail, shared_size=self.shared)
+
+    def wait(self, timeout: float = 10.0):
+        """Spin until the kernel acknowledges the last request."""
+        c, seq = self._words, self.seq
+        spins = 0
+        deadline = None
+        while c[_ACK] != seq:
+            if not c[_ALIVE]:                      # it left before seeing the request
+                self._launch()
+            spins += 1
+            if spins % 4096 == 0:
+                now = time.perf_counter()
+                deadline = deadline or now + timeout
+                try:
+                    with self.ctx.active():
+                        done = self.stream.is_done()
+                except driver().Error as exc:
+                    raise CudaError(f"resident kernel failed: {exc}") from exc
+                if done and c[_ACK] != seq and c[_ALIVE]:
+                    raise CudaError("resident kernel ended without acknowledging request "
+                                    f"{seq} (last done: {c[_ACK]})")
+                if now > deadline:
+                    raise CudaError(f"resident kernel: no answer to request {seq} in {timeout} s")
+
+    def close(self):
+        """Wait for the kernel to leave (at most :data:`IDLE_NS` after the last request)."""
+        with self.ctx.active():
+            self.stream.synchronize()
