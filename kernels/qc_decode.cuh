@@ -651,6 +651,24 @@ struct SharedRowMinSum {
         load_into(0, rm, col);
     }
 
+    // A new frame on the column table that setup left in place (decode_frames' kFrames part):
+    // zero messages of every layer, layer 0's state (R = 0 and its columns) for the first step.
+    __device__ __forceinline__ void restart(int mb)
+    {
+#pragma unroll 4
+        for (int i = 0; i < mb * kChunks; ++i) st[i * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+            const uint4 w = reinterpret_cast<const uint4*>(st)[cols + c * T];
+            col[4 * c] = w.x;
+            col[4 * c + 1] = w.y;
+            col[4 * c + 2] = w.z;
+            col[4 * c + 3] = w.w;
+        }
+#pragma unroll
+        for (int k = 0; k < EDGES; ++k) rm[k] = 0.0f;
+    }
+
     __device__ __forceinline__ void load_into(int l, float (&m_out)[EDGES], unsigned (&c_out)[EDGES]) const
     {
 #pragma unroll
@@ -950,7 +968,11 @@ __device__ void write_half_decisions(const unsigned* words, int h, int n, int pa
 // Early stop: a stopped frame freezes (its threads skip the layers); a stopped frame whose
 // pair partner still decodes cannot, so pair kernels write a frame's decisions when it stops
 // (or after the last iteration) and let its half run on.
-template <class M, bool FLOOD, typename In>
+// PART splits the work for the resident kernel (qc_resident.cu; layered shared-state kernels, one
+// frame a block): kTables copies the block tables and builds the column table, once a launch;
+// kFrames then decodes each request on those tables (LLRs, zero messages, flags); kAll does both.
+enum Part { kAll, kTables, kFrames };
+template <class M, bool FLOOD, typename In, Part PART = kAll>
 __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
                               const int2* __restrict__ g_edges, const int* __restrict__ g_layer_start,
@@ -958,6 +980,9 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                               int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,
                               float beta)
 {
+    static_assert(PART == kAll || (M::kSharedState && !FLOOD), "split parts: layered shared-state kernels");
+    constexpr bool kTablesHere = PART != kFrames;  // this part builds the tables
+    constexpr bool kDecodes = PART != kTables;     // this part loads LLRs and decodes
     extern __shared__ float4 smem_vec[];  // 16-byte aligned
     float* smem = reinterpret_cast<float*>(smem_vec);
     const int tid = threadIdx.x;
@@ -981,14 +1006,18 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     typename Raw4<In>::T held[kVec];
     const int nvec = (n & 3) == 0 ? nf * n / 4 : 0;
     if constexpr (kAsync) {
-        int* starts = reinterpret_cast<int*>(edges + nblocks + kEdgePad);
-        for (int i = tid; i < nblocks; i += blockDim.x) cp_async(edges + i, g_edges + i, 8);
-        for (int i = tid; i <= mb; i += blockDim.x) cp_async(starts + i, g_layer_start + i, 4);
-        cp_async_commit();
-        float* dst = FLOOD ? smem + 2 * span : smem;
-        for (int i = tid; i < nvec; i += blockDim.x) cp_async(dst + 4 * i, llr + frame0 * n + 4 * i, 16);
-        cp_async_commit();
-    } else if constexpr (kBatch) {
+        if constexpr (kTablesHere) {
+            int* starts = reinterpret_cast<int*>(edges + nblocks + kEdgePad);
+            for (int i = tid; i < nblocks; i += blockDim.x) cp_async(edges + i, g_edges + i, 8);
+            for (int i = tid; i <= mb; i += blockDim.x) cp_async(starts + i, g_layer_start + i, 4);
+            cp_async_commit();
+        }
+        if constexpr (kDecodes) {
+            float* dst = FLOOD ? smem + 2 * span : smem;
+            for (int i = tid; i < nvec; i += blockDim.x) cp_async(dst + 4 * i, llr + frame0 * n + 4 * i, 16);
+            cp_async_commit();
+        }
+    } else if constexpr (kBatch && kDecodes) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
             const int i = tid + j * (int)blockDim.x;
@@ -1001,7 +1030,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             const int b = g_layer_start[l] + (i - l * M::kRowBlocks);
             edges[i] = b < g_layer_start[l + 1] ? make_int2(4 * g_edges[b].x, g_edges[b].y) : make_int2(4 * n, z);
         }
-    } else if (!kAsync) {
+    } else if (!kAsync && kTablesHere) {
         for (int i = tid; i < nblocks + kEdgePad; i += blockDim.x)
             edges[i] = i < nblocks ? make_int2(4 * g_edges[i].x, g_edges[i].y) : make_int2(0, 0);
     }
@@ -1011,10 +1040,10 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     int* fail = done + fpb;
     int* iters = fail + fpb;
     float* pad = reinterpret_cast<float*>(iters + fpb);  // +inf slot of padded rows
-    if (tid == 0) *pad = __int_as_float(0x7f800000);
-    if (!kAsync)
+    if (kTablesHere && tid == 0) *pad = __int_as_float(0x7f800000);
+    if (!kAsync && kTablesHere)
         for (int i = tid; i <= mb; i += blockDim.x) layer_start[i] = g_layer_start[i];
-    for (int i = tid; i < fpb; i += blockDim.x) {
+    for (int i = tid; i < (kDecodes ? fpb : 0); i += blockDim.x) {
         done[i] = i < nf ? 0 : 1;
         iters[i] = max_iter;
     }
@@ -1023,7 +1052,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     if constexpr (kPack == 2) {
         load_pairs(reinterpret_cast<unsigned*>(first), src, scale, nf, n, stride);
     } else if (M::kSharedState) {  // only odd lengths left (nvec = 0)
-        if ((n & 3) != 0)
+        if (kDecodes && (n & 3) != 0)
             for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
     } else if ((n & 3) == 0) {  // every standard code: whole vectors, aligned (frames start at 4n-element offsets)
         for (int i = tid; i < nf * n / 4; i += blockDim.x)
@@ -1047,13 +1076,18 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     msgs.beta = beta;
     if constexpr (M::kSharedState) {  // the state after the +inf slot, 16-byte aligned
         msgs.attach(smem_vec + (reinterpret_cast<char*>(pad + 1) - reinterpret_cast<char*>(smem) + 15) / 16, mb);
-        if (kAsync) cp_async_wait<1>();  // the tables have landed
+        if (kAsync && PART == kAll) cp_async_wait<1>();  // the tables have landed
+        if (kAsync && PART == kTables) cp_async_wait<0>();
     }
-    __syncthreads();
+    if (kTablesHere) __syncthreads();  // (kFrames: the tables are in place; done[] is read after the next)
     if constexpr (M::kSharedState) {
-        msgs.template setup<FLOOD, kAsync>(edges, layer_start, mb, r, z4, own,
-                                           (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(smem)),
-                                           post, lane);
+        if constexpr (kTablesHere)
+            msgs.template setup<FLOOD, kAsync>(edges, layer_start, mb, r, z4, own,
+                                               (int)(reinterpret_cast<char*>(pad) - reinterpret_cast<char*>(smem)),
+                                               post, lane);
+        else
+            msgs.restart(mb);  // while the LLRs are in flight
+        if constexpr (!kDecodes) return;
         if constexpr (kAsync) {
             cp_async_wait<0>();  // this thread's LLR vectors: -0.0 -> +0.0 in place (llr_value)
             for (int i = tid; i < nvec; i += blockDim.x) {

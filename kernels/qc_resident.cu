@@ -5,15 +5,19 @@
 // request posted to a running kernel through mapped host memory 3.5 us; docs/gpu.md).  For the
 // latency preset the kernel therefore stays resident: it polls a request block in mapped
 // page-locked host memory, decodes the frames a request names with the same code as the
-// launched kernels (decode_frames of qc_decode.cuh, one frame a block), writes the results into
-// mapped host memory and acknowledges; it leaves after `idle_ns` without a request or after
+// launched kernels (decode_frames of qc_decode.cuh, one frame a block: its kTables part once a
+// launch, so the block tables and the column table stay in shared memory, its kFrames part per
+// request: LLRs, zero messages, flags), writes the results into mapped host memory and
+// acknowledges; it leaves after `idle_ns` without a request or after
 // `life_ns` in all (so that the implicit device synchronization of cuMemFree and friends in
 // the process waits at most that long), and the host launches it again at the next request
 // (python/gpuldpc/cuda/resident.py).
 //
-// Request block (host memory, 32-bit words): [0] seq, the request number, written last by the
-// host; [1] ack, the last request done; [2] alive, set by the host before a launch and cleared
-// by the kernel when it leaves; [3] frames; [4], [5] the LLR address (low, high word).
+// Request block (host memory, 32-bit words): [0], [1] the request, one aligned 64-bit word
+// written at once by the host (read at once by the kernel: one PCIe round trip a request):
+// seq << 48 | LLR address (8-byte aligned, below 2^48) | frames - 1 (frames 1..8), seq a 16-bit
+// request number 1..65535; [2] ack, the last request done; [3] alive, set by the host before a
+// launch and cleared by the kernel when it leaves.
 // Block 0 polls the host (acquire, system scope) and hands each request to the other blocks
 // through `bc` in device memory (its seq word carries the launch's id in the high half, so a
 // word left by an earlier launch is never taken for a request).  The last block to finish a
@@ -39,10 +43,10 @@ __device__ __forceinline__ unsigned long long now_ns()
     return t;
 }
 
-__device__ __forceinline__ unsigned ld_acquire_sys(const unsigned* p)
+__device__ __forceinline__ unsigned long long ld_acquire_sys64(const unsigned long long* p)
 {
-    unsigned v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    unsigned long long v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -72,11 +76,12 @@ __device__ unsigned next_request(unsigned* ctrl, Broadcast* bc, unsigned id, uns
     if (blockIdx.x == 0) {
         unsigned seq = kLeave;
         for (;;) {
-            const unsigned r = ld_acquire_sys(ctrl);
-            if (r != last) {
+            const unsigned long long w = ld_acquire_sys64(reinterpret_cast<const unsigned long long*>(ctrl));
+            const unsigned r = (unsigned)(w >> 48);
+            if (r != last) {                     // the whole request in one read: one PCIe round trip
                 seq = r;
-                frames = *reinterpret_cast<volatile int*>(ctrl + 3);
-                llr = *reinterpret_cast<volatile unsigned long long*>(ctrl + 4);
+                frames = (int)(w & 7) + 1;
+                llr = w & 0x0000fffffffffff8ull;
                 break;
             }
             const unsigned long long t = now_ns();
@@ -113,6 +118,9 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
     __shared__ unsigned long long s_llr;
     const unsigned long long born = now_ns();
     unsigned last = *reinterpret_cast<volatile unsigned*>(&bc->last);
+    // the block tables and the column table, once a launch (every block: one frame of a full grid)
+    decode_frames<M, false, In, kTables>(nullptr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n,
+                                         z, mb, nblocks, (int)gridDim.x, 1, max_iter, early_stop, rule, alpha, beta);
     for (;;) {
         if (threadIdx.x == 0) {
             int frames = 0;
@@ -128,20 +136,20 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
             if (blockIdx.x == 0 && threadIdx.x == 0) {
                 bc->last = last;
                 __threadfence_system();
-                st_release_sys(ctrl + 2, 0u);    // alive = 0: the host launches again
+                st_release_sys(ctrl + 3, 0u);    // alive = 0: the host launches again
             }
             return;
         }
         if ((int)blockIdx.x < frames) {
-            decode_frames<M, false, In>(reinterpret_cast<const In*>(s_llr), scale, bits, packed, iters, valid, edges,
-                                        layer_start, msg_store, n, z, mb, nblocks, frames, 1, max_iter, early_stop,
-                                        rule, alpha, beta);
+            decode_frames<M, false, In, kFrames>(reinterpret_cast<const In*>(s_llr), scale, bits, packed, iters,
+                                                 valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, 1,
+                                                 max_iter, early_stop, rule, alpha, beta);
             __threadfence_system();              // this thread's results, before the count
             __syncthreads();
             if (threadIdx.x == 0 && atomicAdd(&bc->count, 1u) == (unsigned)frames - 1) {
                 bc->count = 0;
                 __threadfence_system();
-                st_release_sys(ctrl + 1, seq);   // ack
+                st_release_sys(ctrl + 2, seq);   // ack
             }
         }
         last = seq;

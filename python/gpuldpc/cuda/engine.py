@@ -54,6 +54,13 @@ from .driver import device_ids, driver
 DIRECT_BITS_MIN = 64 * 1024
 
 
+def aligned_mapped_address(array: np.ndarray) -> int | None:
+    """:func:`.context.mapped_address` where it is 16-byte aligned (the kernels read rows of
+    LLRs by 16-byte vectors), else None (the rows are then staged)."""
+    address = mapped_address(array)
+    return address if address is not None and address % 16 == 0 else None
+
+
 class Ticket(NamedTuple):
     """Work issued by :meth:`StreamDecoder.submit`; pass it to :meth:`StreamDecoder.result`."""
 
@@ -171,7 +178,7 @@ class DeviceEngine:
         drv = driver()
         on_device = isinstance(llr, DeviceInput)
         mapped_in = self.plan.mapped_input
-        llr_mapped = not on_device and mapped_in and mapped_address(llr)       # the kernel reads it in place
+        llr_mapped = not on_device and mapped_in and aligned_mapped_address(llr)   # the kernel reads it in place
         llr_pinned = not on_device and not mapped_in and is_pinned(llr)        # copied to the GPU as is
         out_bits = ticket.bits[start:stop]
         bits_pinned = ((stop - start) * self.plan.bits_width > DIRECT_BITS_MIN and not self.plan.mapped_output
@@ -200,7 +207,7 @@ class DeviceEngine:
                     else:
                         drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
                         dev_in = slot.dev_in
-                posted = slot.resident is not None and count <= slot.resident.frames
+                posted = slot.resident is not None and count <= slot.resident.frames and int(dev_in) % 8 == 0
                 if posted:
                     slot.resident.post(count, int(dev_in))
                 else:
@@ -379,7 +386,7 @@ class StreamDecoder:
                 with eng.ctx.active():
                     eng.collect_slot(slot)
             # the caller's page-locked array of the previous call (held here, so `is` is safe)
-            address = slot.last_mapped if arr is slot.last_input else mapped_address(arr)
+            address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
             slot.last_input, slot.last_mapped = arr, address
             if address is None:
                 slot.reserve_input(arr[0].nbytes)

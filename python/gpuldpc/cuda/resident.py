@@ -36,7 +36,7 @@ MAX_FRAMES = 8               # blocks of a resident kernel (frames a request may
 MODULE = "qc_resident"
 # kernels/qc_resident.cu GPULDPC_RESIDENT (tests/gpu/test_kernel_signatures.py)
 ARG_TYPES = "PPIQQfPiPPPPP" + "i" * 7 + "ff"
-_SEQ, _ACK, _ALIVE, _FRAMES, _LLR = 0, 1, 2, 3, 4
+_ACK, _ALIVE = 2, 3                 # 32-bit words of the request block; [0], [1]: the request
 
 
 def resident_name(kernel: str) -> str:
@@ -63,6 +63,7 @@ class ResidentKernel:
         self.ctrl[:] = 0
         self.ctrl_address = mapped_address(self.ctrl)
         self._words = memoryview(self.ctrl)         # plain int reads and writes (cheaper than NumPy's)
+        self._request = self._words.cast("B").cast("Q")   # words 0-1 as one 64-bit store
         self.broadcast = drv.mem_alloc(64)
         drv.memset_d32(self.broadcast, 0, 16)
         self.stream = drv.Stream(flags=1)          # CU_STREAM_NON_BLOCKING
@@ -70,16 +71,22 @@ class ResidentKernel:
         self.launches = 0
 
     def post(self, frames: int, llr_address: int):
-        """Hand ``frames`` (<= :attr:`frames`) frames at ``llr_address`` to the kernel (the
-        caller holds the device's lock; no driver call unless the kernel must be launched)."""
-        c = self._words
-        c[_FRAMES] = frames
-        c[_LLR] = llr_address & 0xffffffff
-        c[_LLR + 1] = llr_address >> 32
-        self.seq = self.seq % 0x7fffffff + 1       # 1 .. 2^31 - 1: never the kernel's kLeave
-        c[_SEQ] = self.seq                         # last: x86-64 keeps the stores in order
-        if not c[_ALIVE]:
+        """Hand ``frames`` (1 .. :attr:`frames`) frames at ``llr_address`` (8-byte aligned) to
+        the kernel: one aligned 64-bit store of seq << 48 | address | frames - 1, which the
+        kernel reads at once (the caller holds the device's lock; no driver call unless the
+        kernel must be launched)."""
+        if not 1 <= frames <= self.frames or llr_address & 7 or llr_address >> 48:
+            raise ValueError(f"resident request of {frames} frames at {llr_address:#x}: needs 1..{self.frames} "
+                             "frames at an 8-byte aligned address below 2^48")
+        self.seq = self.seq % 0xffff + 1           # 1 .. 65535
+        self._request[0] = self.seq << 48 | llr_address | (frames - 1)
+        if not self._words[_ALIVE]:
             self._launch()
+
+    @property
+    def running(self) -> bool:
+        """Whether the kernel is running (launched and not yet left)."""
+        return bool(self._words[_ALIVE])
 
     def _launch(self):
         """Start the kernel: it resumes after the last request done."""
