@@ -29,7 +29,7 @@ import sys
 import numpy as np
 
 import gpuldpc as gl
-from timing import median_time  # noqa: E402  (bench/timing.py)
+from timing import median_time, source_commit  # noqa: E402  (bench/timing.py)
 from gpuldpc import cuda
 
 EBN0_DB = 2.0
@@ -296,8 +296,7 @@ def main(argv=None):
             points, best = table3(wimax)
             notes["table3_points"] = points
             notes["table3"] = best
-    commit = subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = source_commit() or ""
     smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.split()
     dev0 = drv.Device(0)

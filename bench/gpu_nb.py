@@ -19,14 +19,13 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 
 import numpy as np
 
 import gpuldpc as gl
-from timing import median_time  # noqa: E402  (bench/timing.py)
+from timing import median_time, source_commit  # noqa: E402  (bench/timing.py)
 from gpuldpc import cuda
 from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
@@ -162,7 +161,7 @@ def main(argv=None):
         return probe(PROBES)
     drv = cuda.driver()
     rows, notes = [], {}
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
+    commit = source_commit()
     dev0 = drv.Device(0)
     doc = dict(gpu=dev0.name(), gpus=1, driver=drv.get_driver_version(),
                cuda=".".join(map(str, drv.get_version())), commit=commit,

@@ -1,4 +1,6 @@
 """Wall-clock timing shared by the benchmark scripts (run as ``python3 bench/<script>.py``)."""
+import os
+import subprocess
 import time
 
 import numpy as np
@@ -17,3 +19,11 @@ def median_time(fn, reps, warmup=2):
         fn()
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+def source_commit() -> str | None:
+    """The commit the benchmarked code comes from: ``$GPULDPC_COMMIT`` when set (a copy of the
+    working tree on another machine may carry a stale ``.git``), else ``git rev-parse HEAD``."""
+    commit = os.environ.get("GPULDPC_COMMIT") or subprocess.run(
+        ["git", "rev-parse", "--verify", "-q", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return commit or None
