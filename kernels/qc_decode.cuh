@@ -454,6 +454,31 @@ constexpr int kFramesPerThread = 1;
 template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
 constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS>> = 2;
 
+// The two smallest of a[0 .. E) (E a power of two; E = 1: a[0] and +inf): sorted pairs merged
+// in a tree of depth log2 E, (a1, a2) and (b1, b2) giving min(a1, b1) and
+// min(max(a1, b1), min(a2, b2)), the multiset's two smallest (the values of a sequential scan).
+template <int E>
+__device__ __forceinline__ void two_smallest(const float (&a)[E], float& m1, float& m2)
+{
+    float lo[E], hi[E];
+#pragma unroll
+    for (int k = 0; k < E; k += 2) {
+        lo[k] = E == 1 ? a[k] : fminf(a[k], a[k + 1 < E ? k + 1 : k]);
+        hi[k] = E == 1 ? __int_as_float(0x7f800000) : fmaxf(a[k], a[k + 1 < E ? k + 1 : k]);
+    }
+#pragma unroll
+    for (int w = 2; w < E; w <<= 1) {
+#pragma unroll
+        for (int k = 0; k < E; k += 2 * w) {
+            const float h = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
+            lo[k] = fminf(lo[k], lo[k + w]);
+            hi[k] = h;
+        }
+    }
+    m1 = lo[0];
+    m2 = hi[0];
+}
+
 // Min-sum with each check row spread over LANES consecutive threads of a warp (LANES > 1 a
 // power of two), EDGES edges a lane (a power of two): lane p of row r owns the row's edges
 // p + k * LANES, k < EDGES (rows of at most LANES * EDGES blocks).  A lane keeps its own
@@ -522,7 +547,7 @@ struct EdgeParallelMinSum {
     __device__ __forceinline__ void row(int l, bool active, float* post, float* acc)
     {
         const float inf = __int_as_float(0x7f800000);
-        float q[EDGES], a[EDGES], lo[EDGES], hi[EDGES];
+        float q[EDGES], a[EDGES];
         unsigned negs = 0u;
 #pragma unroll
         for (int k = 0; k < EDGES; ++k) {
@@ -530,22 +555,8 @@ struct EdgeParallelMinSum {
             a[k] = fabsf(q[k]);
             negs ^= __float_as_uint(q[k]) >> 31;  // Q is never -0.0 (llr_value)
         }
-        // the two smallest of the lane's |Q|: sorted pairs merged in a tree (depth log2 EDGES)
-#pragma unroll
-        for (int k = 0; k < EDGES; k += 2) {
-            lo[k] = EDGES == 1 ? a[k] : fminf(a[k], a[k + 1 < EDGES ? k + 1 : k]);
-            hi[k] = EDGES == 1 ? inf : fmaxf(a[k], a[k + 1 < EDGES ? k + 1 : k]);
-        }
-#pragma unroll
-        for (int w = 2; w < EDGES; w <<= 1) {
-#pragma unroll
-            for (int k = 0; k < EDGES; k += 2 * w) {
-                const float m2 = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
-                lo[k] = fminf(lo[k], lo[k + w]);
-                hi[k] = m2;
-            }
-        }
-        float m1 = lo[0], m2 = hi[0];
+        float m1, m2;
+        two_smallest(a, m1, m2);  // of the lane's |Q|
 #pragma unroll
         for (int s = 1; s < LANES; s <<= 1) {
             const float o1 = __shfl_xor_sync(0xffffffffu, m1, s);
@@ -709,28 +720,6 @@ struct SharedRowMinSum {
             bad |= p << l;
         }
         return bad != 0u;
-    }
-
-    // the two smallest of the row's |Q|: a tree of sorted pairs
-    __device__ __forceinline__ void two_smallest(const float (&a)[EDGES], float& m1, float& m2) const
-    {
-        float lo[EDGES], hi[EDGES];
-#pragma unroll
-        for (int k = 0; k < EDGES; k += 2) {
-            lo[k] = fminf(a[k], a[k + 1]);
-            hi[k] = fmaxf(a[k], a[k + 1]);
-        }
-#pragma unroll
-        for (int w = 2; w < EDGES; w <<= 1) {
-#pragma unroll
-            for (int k = 0; k < EDGES; k += 2 * w) {
-                const float h = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
-                lo[k] = fminf(lo[k], lo[k + w]);
-                hi[k] = h;
-            }
-        }
-        m1 = lo[0];
-        m2 = hi[0];
     }
 
     // Row step of layer l (state in rm/col; post, acc: the arrays' starts); the state of layer
