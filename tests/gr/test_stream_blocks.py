@@ -61,6 +61,25 @@ def test_ldpc_decoder_gnuradio_sign_decodes_every_frame(wifi_frames, backend):
     assert stats["backend"] == backend
 
 
+@pytest.mark.parametrize("precision, backend_name", [("float16", "reference"), ("int8", "cpu")])
+def test_ldpc_decoder_precision(wifi_frames, precision, backend_name):
+    """The block's precision reaches the decoder: its iteration counts are the ones of
+    gl.Decoder with that precision (the available backend that offers it)."""
+    code, info, llr = wifi_frames
+    kind = "auto" if backend_name == "reference" else backend_name
+    try:
+        expected = gl.Decoder(code, backend=kind, precision=precision).decode(llr)
+    except gl.decoders.BackendUnavailable:
+        pytest.skip(f"no backend for precision={precision!r} here")
+    block = gpuldpc.ldpc_decoder(BINARY, backend=kind, precision=precision, batch=3)
+    out, tags = run_stream(block, -llr, code.k)
+    assert np.array_equal(out, info) and np.array_equal(expected.info, info)
+    assert tag_values(tags, "iterations") == dict(enumerate(expected.iterations.tolist()))
+    assert block.stats()["backend"] == gl.Decoder(code, backend=kind, precision=precision).backend
+    with pytest.raises(ValueError, match=r"precision='float64' is not one of"):
+        gpuldpc.ldpc_decoder(BINARY, precision="float64")
+
+
 def test_ldpc_decoder_textbook_sign_and_codeword_output(wifi_frames, backend):
     code, info, llr = wifi_frames
     out, _ = run_stream(gpuldpc.ldpc_decoder(BINARY, backend=backend, positive_llr_bit=0,

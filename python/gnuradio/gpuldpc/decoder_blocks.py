@@ -154,19 +154,24 @@ class ldpc_decoder(_FrameDecoderBlock):
     alpha, beta : min-sum scale and offset.
     stats_interval : float
         Seconds between ``stats`` messages.
+    precision : {"float32", "float16", "int16", "int8"}
+        Message arithmetic (:class:`gpuldpc.Decoder`): "float16" runs min-sum in binary16,
+        two frames a GPU thread (cuda, or the reference decoder: the same bits), "int16" and
+        "int8" fixed point on the cpu backend.
     """
 
     def __init__(self, code="wifi-1944-1/2", algorithm="nms", schedule="layered",
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  output="info", on_failure="pass", preset="throughput", batch=0,
-                 devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0):
+                 devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0,
+                 precision="float32"):
         require_kind(code, binary=True)
         super().__init__("ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
                          early_stop=early_stop, backend=backend,
                          positive_llr_bit=positive_llr_bit, output=output,
                          on_failure=on_failure, preset=preset, batch=batch, devices=devices,
-                         streams=streams, alpha=alpha, beta=beta)
+                         streams=streams, alpha=alpha, beta=beta, precision=precision)
 
 
 class nb_ldpc_decoder(_FrameDecoderBlock):
