@@ -159,8 +159,8 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
 
 }  // namespace
 
-// qc_<messages>_resident_layered_<input>: the latency preset's kernels (decoder.EDGE_PARALLEL)
-// kept resident; one frame a block, grid = the slot's capacity.
+// qc_<messages>_resident_layered_<input>: the latency preset's layered kernel kept resident; one
+// frame a block, grid = the frames a request may carry (python/gpuldpc/cuda/resident.py MAX_FRAMES).
 #define GPULDPC_RESIDENT(name, M, In)                                                                      \
     extern "C" __global__ void __launch_bounds__(M::kMaxThreads, M::kMinBlocks) name(                      \
         unsigned *ctrl, Broadcast *bc, unsigned id, unsigned long long idle_ns, unsigned long long life_ns, \
@@ -177,6 +177,6 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
     GPULDPC_RESIDENT(prefix##_resident_layered_f16, M, __half) \
     GPULDPC_RESIDENT(prefix##_resident_layered_i8, M, signed char)
 
-// the latency preset's kernel (python/gpuldpc/cuda/decoder.py EDGE_PARALLEL["latency"])
+// the latency preset's layered kernel (python/gpuldpc/cuda/decoder.py EDGE_PARALLEL, RESIDENT_PREFIX)
 using LatencyRows = SharedRowMinSum<12, 8, 96>;
 GPULDPC_RESIDENT_INPUTS(qc_ep12x1x8, LatencyRows)

@@ -41,9 +41,9 @@ def test_kernel_choice_by_code_shape():
     # memory (16 + layers x 8 edges x 8 bytes x 96 thread slots); flooding, 2 lanes of 4 edges a row
     assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32", "latency") == \
         "qc_ep12x1x8_layered_f32"
-    assert kernel_state_bytes("qc_ep12x1x8_layered_f32", get("wimax-2304-1/2")) == 16 + 12 * 8 * 8 * 96
-    assert kernel_state_bytes("qc_ep12x2x4_flooding_f32", get("wimax-2304-1/2")) == 0
-    assert kernel_state_bytes("qc_ms12x7_layered_f32", get("wimax-2304-1/2")) == 0
+    assert kernel_state_bytes("qc_ep12x1x8_layered_f32", get("wimax-2304-1/2"), 96) == 16 + 12 * 8 * 8 * 96
+    assert kernel_state_bytes("qc_ep12x2x4_flooding_f32", get("wimax-2304-1/2"), 192) == 0
+    assert kernel_state_bytes("qc_ms12x7_layered_f32", get("wimax-2304-1/2"), 512) == 0
     assert kernel_name(get("wifi-648-1/2"), "oms", "flooding", "int8", "latency") == "qc_ep12x2x4_flooding_i8"
     assert kernel_name(get("wifi-1944-5/6"), "nms", "layered", "float32", "latency") == "qc_ms4x24_layered_f32"
     assert kernel_name(get("wimax-2304-1/2"), "spa", "layered", "float32", "latency") == "qc_stored_layered_f32"

@@ -82,17 +82,15 @@ def kernel_lanes(kernel: str) -> int:
     return int(variant.split("x")[1]) if variant.startswith("ep") else 1
 
 
-def kernel_state_bytes(kernel: str, layout) -> int:
+def kernel_state_bytes(kernel: str, layout, max_threads: int) -> int:
     """Dynamic shared memory a block of a row-a-thread latency entry point (``qc_ep<L>x1x<E>_...``,
     kernels/qc_decode.cuh SharedRowMinSum) needs after the tables: per layer and thread slot of
-    its ``__launch_bounds__`` (EDGE_PARALLEL) E messages and E column addresses (8 bytes each),
-    plus 16 bytes of alignment; 0 for the other kernels."""
+    its ``__launch_bounds__`` (``max_threads``, the kernel's own attribute) E messages and E
+    column addresses (8 bytes each), plus 16 bytes of alignment; 0 for the other kernels."""
     variant = kernel.split("_")[1]
     if not variant.startswith("ep") or kernel_lanes(kernel) != 1:
         return 0
-    edges = int(variant.split("x")[2])
-    threads = next(ep[3] for ep in EDGE_PARALLEL.values() if "ep{}x{}x{}".format(*ep[:3]) == variant)
-    return 16 + layout.layers * edges * 8 * threads
+    return 16 + layout.layers * int(variant.split("x")[2]) * 8 * max_threads
 
 
 def kernel_pairs(kernel: str) -> tuple[int, int]:
@@ -115,7 +113,7 @@ class _QcPlan:
         self.attributes = ctx.kernel_attributes(self.func)
         self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
                                   frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel),
-                                  state_bytes=kernel_state_bytes(dec.kernel, layout))
+                                  state_bytes=kernel_state_bytes(dec.kernel, layout, self.attributes.max_threads))
         if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
             self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared_bytes)
         self.func.prepare(_ARG_TYPES)

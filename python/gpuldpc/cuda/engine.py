@@ -203,7 +203,7 @@ class DeviceEngine:
                         else:
                             slot.staged(src)
                             dev_in = slot.dev_in        # the mapped address of the staging buffer
-                        slot.last_input = src
+                        slot.last_input, slot.last_mapped = src, (dev_in if llr_mapped else None)
                     else:
                         drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
                         dev_in = slot.dev_in

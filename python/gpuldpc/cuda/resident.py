@@ -59,7 +59,7 @@ class ResidentKernel:
         self.ctx, self.func, self.threads, self.shared = ctx, func, threads, shared
         self.frames = frames
         self.tail = tail
-        self.ctrl = pinned_empty(8, np.uint32, ctx)
+        self.ctrl = pinned_empty(4, np.uint32, ctx)
         self.ctrl[:] = 0
         self.ctrl_address = mapped_address(self.ctrl)
         self._words = memoryview(self.ctrl)         # plain int reads and writes (cheaper than NumPy's)
@@ -90,7 +90,7 @@ class ResidentKernel:
 
     def _launch(self):
         """Start the kernel: it resumes after the last request done."""
-        self.ctrl[_ALIVE] = 1
+        self._words[_ALIVE] = 1
         self.launches += 1
         with self.ctx.active():
             self.func.prepared_async_call((self.frames, 1), (self.threads, 1, 1), self.stream,
