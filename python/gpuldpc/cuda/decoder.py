@@ -101,6 +101,15 @@ def kernel_pairs(kernel: str) -> tuple[int, int]:
     return (2, int(variant.split("x")[1])) if variant.startswith("hs") else (1, 0)
 
 
+def _prepare(func, arg_types: str, shared_bytes: int):
+    """``func`` prepared for calls with ``arg_types``, allowed ``shared_bytes`` of dynamic shared
+    memory (past the default 48 KiB a kernel must opt in)."""
+    if shared_bytes > _SMEM_DEFAULT_LIMIT:
+        func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
+    func.prepare(arg_types)
+    return func
+
+
 class _QcPlan:
     """The binary kernel on one device (the engine's plan, :mod:`.engine`): entry point,
     index tables, launch shape (:mod:`.tuning`)."""
@@ -114,9 +123,7 @@ class _QcPlan:
         self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
                                   frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel),
                                   state_bytes=kernel_state_bytes(dec.kernel, layout, self.attributes.max_threads))
-        if self.shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
-            self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared_bytes)
-        self.func.prepare(_ARG_TYPES)
+        _prepare(self.func, _ARG_TYPES, self.shape.shared_bytes)
         self.edges = drv.to_device(layout.edges)
         self.layer_start = drv.to_device(layout.layer_start)
         self.bits_width = (dec.code.n + 7) // 8 if dec.packed else dec.code.n
@@ -138,10 +145,8 @@ class _QcPlan:
         if self.resident_kernel is None:
             return None
         d, lay, shape = self.dec, self.dec.layout, self.shape
-        func = self.ctx.function(RESIDENT_MODULE, self.resident_kernel)
-        if shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
-            func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared_bytes)
-        func.prepare(RESIDENT_ARG_TYPES)
+        func = _prepare(self.ctx.function(RESIDENT_MODULE, self.resident_kernel), RESIDENT_ARG_TYPES,
+                        shape.shared_bytes)
         tail = (d.llr_scale, slot.out[0], int(d.packed), slot.out[1], slot.out[2], self.edges, self.layer_start,
                 0, lay.n, lay.z, lay.layers, lay.nblocks, d.max_iterations, int(d.early_stop), RULES[d.algorithm],
                 d.alpha, d.beta)
