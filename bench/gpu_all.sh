@@ -3,8 +3,9 @@
 # test, run the benchmarks; everything lands under $OUT.  From the project root, carrying
 # .device (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
 #   bash bench/gpu_all.sh                       # every stage (about 12 minutes)
-#   bash bench/gpu_all.sh tests binary          # some stages: tests binary versions nb gr sim
-# Stages: tests (tests/gpu + the GPU noise check), binary (bench/gpu_binary.py: Tables II/III,
+#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb gr sim
+# Stages: tests (tests/gpu + the GPU noise check), front (bench/gpu_front_door.py: gl.Decoder, what
+# a user gets, beside the lower-level objects; the headline figures), binary (bench/gpu_binary.py: Tables II/III,
 # Sionna, CPU rows, latency), versions (bench/gpu_versions.py --latency-only: the latency
 # kernels side by side), nb (bench/gpu_nb.py), gr (GNU Radio block path, core), sim (50 s of
 # the GF(q) campaign resumed from bench/results: the campaign's frames per second).
@@ -12,7 +13,7 @@ set -uo pipefail
 source tools/device_env.sh || exit 1
 export GPULDPC_CACHE_DIR=/tmp/gpuldpc-cache
 [ -d .refcache ] && export GPULDPC_REFERENCE_CACHE=$PWD/.refcache
-stages=${*:-tests binary versions nb gr sim}
+stages=${*:-tests front binary versions nb gr sim}
 want() { [[ " $stages " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
     --format=csv > "$OUT/smi.txt" 2>&1
@@ -28,6 +29,7 @@ run() {   # name timeout command...
   local name=$1 limit=$2; shift 2
   timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? ($((SECONDS - t0))s)"; tail -25 "$OUT/$name.log"
 }
+want front && run front 420 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT_ARGS:-}
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
 want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"

@@ -261,7 +261,8 @@ class DeviceEngine:
                         slot.staging_busy = True
                     dev_in = slot.dev_in
                 posted = slot.resident is not None and count <= slot.resident.frames and int(dev_in) % 8 == 0
-                to_ticket = None if posted else ticket.out_addresses(start + a, width)
+                # mapped output: a launched kernel writes into the ticket's block where it can
+                to_ticket = ticket.out_addresses(start + a, width) if slot.mapped_out and not posted else None
                 if posted:
                     slot.resident.post(count, int(dev_in))
                 else:

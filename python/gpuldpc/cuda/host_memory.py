@@ -157,8 +157,12 @@ class HostRegistry:
     the same array refilled) its owner's memory is registered once and copied by DMA from
     where it lies from then on.  Registration follows the owner's life: it is undone just
     before NumPy frees the memory (the weak reference's callback runs first).  Memory not
-    owned by a NumPy array (foreign buffers) is never registered.
+    owned by a NumPy array (foreign buffers), and owners of more than :attr:`limit_bytes`
+    (slices of a large recording: page-locking gigabytes costs more than it saves), are
+    never registered: their rows are staged.
     """
+
+    limit_bytes = 1 << 30
 
     _shared = None
 
@@ -181,7 +185,7 @@ class HostRegistry:
         """Whether ``array`` lies in registered memory: True from the second call with the
         same owner on (registering it then)."""
         owner = _owner(array)
-        if owner is None:
+        if owner is None or owner.nbytes > self.limit_bytes:
             return False
         key = id(owner)
         hit = self._registered.get(key)

@@ -36,6 +36,7 @@ from ..result import make_result
 from .context import CudaError, DeviceContext
 from .driver import driver
 from .engine import GpuDecoder
+from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
 
@@ -197,6 +198,13 @@ class NbCudaDecoder(GpuDecoder):
 
     def _plan(self, ctx) -> _NbPlan:
         return _NbPlan(ctx, self)
+
+    def pinned_llr(self, batch: int, kind: str = "symbols") -> np.ndarray:
+        """A page-locked LLR array that ``decode`` copies as is: symbol LLRs [batch, n, q],
+        or with ``kind="bits"`` bit LLRs [batch, n*m]."""
+        lay = self.layout
+        shape = (batch, lay.n * lay.bits_per_symbol) if kind == "bits" else (batch, lay.n, lay.q)
+        return pinned_empty(shape, np.float32, self.engines[0].ctx)
 
     @property
     def shape(self):
