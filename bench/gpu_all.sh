@@ -22,7 +22,7 @@ gpuldpc_build_core || exit 1        # incremental when /tmp/build is still there
 echo "build: ${SECONDS}s (_core: $(python3 -c 'import gpuldpc._native as n; print(n.available())'))"
 if want tests; then
   timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider tests/gpu tests/sim/test_gpu_noise.py \
-      --tb=short -rf --durations=8 > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"
+      --tb=short -rf --durations=8 ${PYTEST_ARGS:-} > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"
   tail -25 "$OUT/tests.log"
 fi
 run() {   # name timeout command...
@@ -35,4 +35,5 @@ want versions && run versions 120 python3 bench/gpu_versions.py --latency-only -
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
+[ -d .refcache ] && tar czf "$OUT/refcache.tgz" .refcache   # the reference results, for the next call
 echo "total $((SECONDS - t0))s"

@@ -43,10 +43,12 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     _same(dec.decode(pinned), want)
     _same(dec.decode(llr), want)                     # second call: the array is registered in place
     registry = dec._impl.decoder.engines[0].registry
-    assert id(llr) in registry._registered
+    key = id(llr)
+    start, stop = registry._registered[key]
+    assert stop - start == llr.nbytes
     del llr
     gc.collect()
-    assert not registry._registered                  # unregistered before NumPy freed it
+    assert key not in registry._registered           # unregistered before NumPy freed it
 
 
 def test_a_kept_result_is_never_overwritten(cuda, frames):

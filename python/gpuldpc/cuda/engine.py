@@ -162,6 +162,7 @@ class _Slot:
         previous copy to the GPU is done."""
         if self.staging_busy:
             self.input_free.synchronize()
+            self.staging_busy = False
         view = self.host_in[:src.nbytes].view(src.dtype).reshape(src.shape)
         Stager.copy(view, src)
         return view
@@ -473,9 +474,10 @@ class GpuDecoder:
         copied out of the slot's mapped buffer into small ordinary arrays."""
         eng, slot, count = self.engines[0], self._posted, arr.shape[0]
         with eng.ctx.lock:
-            if slot.pending is not None:            # a submit() not yet collected
+            if slot.pending is not None or slot.staging_busy:   # work of the general path in flight
                 with eng.ctx.active():
                     eng._wait(slot)
+                    slot.staging_busy = False
             # the caller's page-locked array of the previous call (held here, so `is` is safe)
             address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
             slot.last_input, slot.last_mapped = arr, address

@@ -90,14 +90,21 @@ class _Lease:
         self.__array_interface__ = block.__array_interface__
 
 
+def _size_class(nbytes: int) -> int:
+    """Block size serving ``nbytes``: the next power of two, at least 64 KiB (batches of
+    varying size, as a GNU Radio block's, share a few blocks; at most 2x the bytes)."""
+    return max(1 << 16, 1 << (max(nbytes, 1) - 1).bit_length())
+
+
 class ResultPool:
     """Page-locked blocks for the results of decode calls, reused once released.
 
-    :meth:`take` gives a byte array of at least ``nbytes`` (a free block of that size, or
-    a new page-locked one); it goes back to the pool when every array made from it has been
-    garbage collected.  Past ``limit_bytes`` of page-locked blocks (a caller keeping every
-    result) new blocks are ordinary memory, which the GPU fills through the driver's bounce
-    buffer (slower, same results); :attr:`pageable_blocks` counts them.
+    :meth:`take` gives a byte array of ``nbytes`` bytes, the start of a free block of its
+    size class (:func:`_size_class`) or of a new page-locked one; the block goes back to the
+    pool when every array made from it has been garbage collected.  Past ``limit_bytes`` of
+    page-locked blocks (a caller keeping every result) new blocks are ordinary memory, which
+    the GPU fills through the driver's bounce buffer (slower, same results);
+    :attr:`pageable_blocks` counts them.
     """
 
     def __init__(self, ctx, limit_bytes: int = 1 << 30):
@@ -113,25 +120,26 @@ class ResultPool:
         ``guard`` is the borrower's list of (engine, slot) whose queued copies and kernels
         write into the block; whatever it still holds when the block comes back (a ticket
         dropped uncollected) is waited for before the block is lent again."""
+        size = _size_class(nbytes)
         with self._lock:
-            free = self._free.get(nbytes)
+            free = self._free.get(size)
             entry = free.pop() if free else None
-            grow = entry is None and self.pinned_bytes + nbytes <= self.limit_bytes
+            grow = entry is None and self.pinned_bytes + size <= self.limit_bytes
             if grow:
-                self.pinned_bytes += nbytes
+                self.pinned_bytes += size
         if entry is not None:
             block, old_guard = entry
             for eng, slot in old_guard:
                 with eng.ctx.active():
                     slot.done.synchronize()
         elif grow:
-            block = pinned_empty(max(nbytes, 1), np.uint8, self.ctx)[:nbytes]
+            block = pinned_empty(size, np.uint8, self.ctx)
         else:
             self.pageable_blocks += 1
             return np.empty(nbytes, np.uint8)
         lease = _Lease(block)
         weakref.finalize(lease, self._give_back, block, guard)
-        return np.asarray(lease)
+        return np.asarray(lease)[:nbytes]
 
     def _give_back(self, block, guard):
         with self._lock:
@@ -139,6 +147,21 @@ class ResultPool:
 
 
 # ----------------------------------------------------------------------- caller arrays
+_CU_MEMHOSTREGISTER_PORTABLE = 1
+_cuda_library = None
+
+
+def _libcuda():
+    """The CUDA driver library, for the two calls PyCUDA does not offer in the form needed."""
+    global _cuda_library
+    if _cuda_library is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        lib.cuMemHostRegister_v2.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+        lib.cuMemHostUnregister.argtypes = [ctypes.c_void_p]
+        _cuda_library = lib
+    return _cuda_library
+
+
 def _owner(array: np.ndarray):
     """The ndarray that owns ``array``'s memory (following ``.base``), or None when the
     memory belongs to something else (a foreign buffer: its lifetime is not ours to see)."""
@@ -196,26 +219,25 @@ class HostRegistry:
             if key not in self._seen:
                 self._seen[key] = weakref.finalize(owner, self._forget, key)
                 return False
-        return self._register(owner, key) and self.covers(array)
+            if key not in self._registered:
+                self._register(owner, key)
+        return self.covers(array)
 
-    def _register(self, owner, key) -> bool:
-        drv = driver()
+    def _register(self, owner, key):
+        """``cuMemHostRegister`` of the owner's memory (through the driver library itself:
+        PyCUDA's wrapper would keep a reference to the array, which then never dies).  A
+        range the driver refuses is remembered as empty: staged, not tried again."""
         start, nbytes = owner.ctypes.data, owner.nbytes
-        view = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(start))   # no ref to owner
-        try:
-            with self.ctx.active():
-                reg = drv.register_host_memory(view, drv.mem_host_register_flags.PORTABLE)
-        except drv.Error:
-            return False                         # e.g. memory the driver cannot lock: staged instead
-        self._registered[key] = (start, start + nbytes, reg)     # reg.base: the registration
-        return True
+        with self.ctx.active():
+            status = _libcuda().cuMemHostRegister_v2(start, nbytes, _CU_MEMHOSTREGISTER_PORTABLE)
+        self._registered[key] = (start, start + nbytes) if status == 0 else (start, start)
 
     def _forget(self, key):
         self._seen.pop(key, None)
         entry = self._registered.pop(key, None)
-        if entry is not None:
+        if entry is not None and entry[1] > entry[0]:
             with self.ctx.active():
-                entry[2].base.unregister()
+                _libcuda().cuMemHostUnregister(entry[0])
 
 
 # ------------------------------------------------------------------------------ staging
