@@ -151,14 +151,16 @@ def throughput_rows(code, reps):
     return rows
 
 
-def latency(dec, llr, reps):
-    """(median, p99) seconds of ``dec.decode(llr)`` over ``reps`` calls after a warm-up."""
-    for _ in range(reps // 10):
-        dec.decode(llr)
+def latency(dec, llr, reps, out=None):
+    """(median, p99) seconds of ``dec.decode(llr)`` over ``reps`` calls, after one second of
+    calls (the GPU's clocks up, as in a live receiver)."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < 1.0:
+        dec.decode(llr, out=out)
     times = np.empty(reps)
     for i in range(reps):
         t0 = time.perf_counter()
-        dec.decode(llr)
+        dec.decode(llr, out=out)
         times[i] = time.perf_counter() - t0
     return float(np.median(times)), float(np.percentile(times, 99))
 
@@ -176,6 +178,12 @@ def latency_rows(reps):
         pinned[:] = llr
         med, p99 = latency(dec, pinned, reps)
         rows.append(row(wimax, frames, med, "gl.Decoder", "pinned", p99=p99, preset="latency"))
+        low = cuda.CudaDecoder(wimax, early_stop=False, devices=[0], preset="latency")
+        src, out = low.pinned_llr(frames), low.pinned_bits(frames)
+        src[:] = llr
+        med, p99 = latency(low, src, reps, out=out)
+        rows.append(row(wimax, frames, med, "CudaDecoder", "pinned, out=pinned", p99=p99, preset="latency"))
+        low.close()
     dec.close()
     nb = gl.codes.get("gf32-620-310")
     dec = gl.Decoder(nb, backend="cuda", max_iterations=10, early_stop=False, devices=[0], preset="latency")
@@ -222,6 +230,69 @@ def nb_rows(reps):
     return rows
 
 
+def sweep_rows(reps):
+    """Where the time of a throughput batch goes (exploration rows, WiMAX 2304 float32): batch
+    size and streams with page-locked input, tickets in flight, the host side of a fresh
+    array (registering it in place, staging it with 8 or 16 threads)."""
+    from gpuldpc.cuda import host_memory
+
+    code = gl.codes.get("wimax-2304-1/2")
+    rows = []
+    for streams, chunk, rounds in ((8, None, 1), (8, None, 2), (8, None, 4), (16, 1320, 2), (4, 5280, 2)):
+        dec = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0], streams=streams,
+                         chunk_frames=chunk)
+        batch = dec.preferred_batch("throughput") * rounds
+        pinned = dec.pinned_llr(batch)
+        pinned[:] = noisy(code, batch)[1]
+        rows.append(row(code, batch, median_time(lambda: dec.decode(pinned), reps), "gl.Decoder", "pinned",
+                        streams=streams, chunk_frames=dec._impl.decoder.engines[0].chunk, sweep="batch"))
+        if rounds == 1:
+            def two_in_flight():
+                tickets = [dec.submit(pinned) for _ in range(2)]
+                for _ in range(6):
+                    tickets.pop(0).result()
+                    tickets.append(dec.submit(pinned))
+                for t in tickets:
+                    t.result()
+            rows.append(row(code, 8 * batch, median_time(two_in_flight, max(2, reps // 4), warmup=1),
+                            "gl.Decoder.submit", "pinned, 2 in flight", streams=streams, sweep="tickets"))
+        dec.close()
+    drv = cuda.driver()
+    dec = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0])
+    batch = dec.preferred_batch("throughput")
+    llr = noisy(code, batch)[1]
+    ctx = dec._impl.decoder.engines[0].ctx
+    lib = host_memory._libcuda()
+    fresh = llr.copy()
+
+    def register():
+        with ctx.active():
+            assert lib.cuMemHostRegister_v2(fresh.ctypes.data, fresh.nbytes, 1) == 0
+            lib.cuMemHostUnregister(fresh.ctypes.data)
+    t_reg = median_time(register, 3, warmup=1)
+    staging = dec.pinned_llr(batch)
+    notes = {"register_unregister_ms": t_reg * 1e3, "bytes": fresh.nbytes}
+    for threads in (8, 16):
+        host_memory.STAGE_THREADS = threads
+        host_memory.Stager._pool = None
+        notes[f"stage_gbytes_per_s_{threads}_threads"] = fresh.nbytes / median_time(
+            lambda: host_memory.Stager.copy(staging, fresh), 5) / 1e9
+        times = []
+        for i in range(reps + 1):
+            fresh = llr.copy()
+            t0 = time.perf_counter()
+            dec.decode(fresh)
+            times.append(time.perf_counter() - t0)
+        rows.append(row(code, batch, float(np.median(times[1:])), "gl.Decoder", "numpy, fresh array",
+                        stage_threads=threads, sweep="staging"))
+    host_memory.STAGE_THREADS = 8
+    host_memory.Stager._pool = None
+    print(notes, flush=True)
+    dec.close()
+    del drv
+    return rows, notes
+
+
 def format_table(doc) -> str:
     lines = [f"{doc['gpu']}  driver {doc['driver']}  CUDA {doc['cuda']}  commit {doc['commit']}  {doc['date']}",
              f"{'api':18s} {'input':40s} {'code':15s} {'alg':7s} {'dtype':7s} {'frames':>7s} {'coded Gb/s':>10s} "
@@ -241,7 +312,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
-    ap.add_argument("--only", default="throughput,latency,nb", help="comma-separated parts")
+    ap.add_argument("--only", default="throughput,latency,nb", help="comma-separated parts (also: sweep)")
     args = ap.parse_args(argv)
     drv = cuda.driver()
     reps = 4 if args.quick else 10
@@ -255,6 +326,9 @@ def main(argv=None):
         rows += latency_rows(500 if args.quick else 3000)
     if "nb" in parts:
         rows += nb_rows(reps)
+    if "sweep" in parts:
+        sweep, notes["sweep"] = sweep_rows(reps)
+        rows += sweep
     commit = source_commit() or ""
     smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.split()

@@ -471,7 +471,7 @@ class GpuDecoder:
         posted to the running kernel under the device's lock, without the context push and
         pop, the launch and the synchronize of the general path (the context is made current
         only if the kernel has to be launched again; :mod:`.resident`).  The results are
-        copied out of the slot's mapped buffer into small ordinary arrays."""
+        copied out of the slot's mapped buffer in one copy, which the returned arrays view."""
         eng, slot, count = self.engines[0], self._posted, arr.shape[0]
         with eng.ctx.lock:
             if slot.pending is not None or slot.staging_busy:   # work of the general path in flight
@@ -490,11 +490,10 @@ class GpuDecoder:
                 slot.resident.wait()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
-            out, flags, width = slot.host_out, slot.flags, slot.bits_width
-            bits = out[flags:flags + count * width].reshape(count, width).copy()
-            iterations = out[:4 * count].view(np.int32).copy()
-            status = out[4 * slot.capacity:4 * slot.capacity + count].copy()
-        return self._make_result(bits, iterations, status)
+            flags = slot.flags
+            copy = slot.host_out[:flags + count * slot.bits_width].copy()    # iterations, flags, bits
+        return self._make_result(copy[flags:].reshape(count, slot.bits_width), copy[:4 * count].view(np.int32),
+                                 copy[4 * slot.capacity:4 * slot.capacity + count])
 
     def _result(self, ticket: Ticket):
         return self._make_result(ticket.bits, ticket.iterations, ticket.flags)
