@@ -7,10 +7,11 @@ memory it is one DMA that overlaps the other streams' work.  So
 
 * results land once, by DMA, in page-locked memory that the returned ``DecodeResult``
   arrays *are* (:class:`ResultPool`: blocks reused once every array made from them is gone);
-* a caller's array handed in again is page-locked in place (``cuMemHostRegister``) and
-  copied by DMA from where it lies (:class:`HostRegistry`);
-* any other pageable input is copied into a stream's page-locked staging buffer by several
-  threads (:class:`Stager`), while the copies and kernels of the other streams run.
+* a caller's NumPy array is page-locked in place (``cuMemHostRegister``), chunk by chunk,
+  and copied by DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an
+  array handed in again costs nothing more);
+* any other pageable input (foreign buffers) is copied into a stream's page-locked staging
+  buffer by several threads (:class:`Stager`), while the other streams' copies run.
 """
 from __future__ import annotations
 
@@ -173,16 +174,24 @@ def _owner(array: np.ndarray):
     return None
 
 
-class HostRegistry:
-    """Caller arrays page-locked in place (``cuMemHostRegister``), remembered while they live.
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
-    The first time an array is seen it is only noted; handed in again (a ring of buffers,
-    the same array refilled) its owner's memory is registered once and copied by DMA from
-    where it lies from then on.  Registration follows the owner's life: it is undone just
-    before NumPy frees the memory (the weak reference's callback runs first).  Memory not
-    owned by a NumPy array (foreign buffers), and owners of more than :attr:`limit_bytes`
-    (slices of a large recording: page-locking gigabytes costs more than it saves), are
-    never registered: their rows are staged.
+
+class HostRegistry:
+    """Caller arrays page-locked in place (``cuMemHostRegister``), piece by piece, while they live.
+
+    :meth:`pin` makes the rows handed in DMA-able where they lie: it registers the pages
+    under them that are not registered yet (rounded out to whole pages), so the engine
+    registers a chunk's rows while the previous chunk is on its way to the GPU.  Measured
+    on an H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of one
+    thread, against 6.4 ms of eight threads to copy it into a staging buffer -- and the copy,
+    unlike the registration, competes with the DMA for the host's memory bandwidth.  An
+    array handed in again costs nothing more.  Registration follows the owner's life: it is
+    undone just before NumPy frees the memory (the weak reference's callback runs first).
+    Memory not owned by a NumPy array (foreign buffers, whose lifetime is not ours to see),
+    owners of more than :attr:`limit_bytes` (slices of a large recording: their pages
+    would stay locked), and pages the driver refuses (e.g. already registered by someone
+    else) are not pinned: :meth:`pin` says False and the engine stages those rows.
     """
 
     limit_bytes = 1 << 30
@@ -191,7 +200,7 @@ class HostRegistry:
 
     @classmethod
     def shared(cls, ctx) -> "HostRegistry":
-        """The process's registry (a range can be registered once per process; PORTABLE
+        """The process's registry (a page can be registered once per process; PORTABLE
         registrations serve every device), created under ``ctx`` on first use."""
         with Stager._lock:
             if cls._shared is None:
@@ -200,44 +209,55 @@ class HostRegistry:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self._seen: dict[int, object] = {}       # id(owner) -> weakref.finalize (noted or registered)
-        self._registered: dict[int, tuple] = {}  # id(owner) -> (start, stop, registration)
+        self._pieces: dict[int, list] = {}     # id(owner) -> registered [start, stop) page ranges
         self._lock = threading.Lock()
 
-    def covers(self, array: np.ndarray) -> bool:
-        """Whether ``array`` lies in registered memory: True from the second call with the
-        same owner on (registering it then)."""
-        owner = _owner(array)
+    def pin(self, rows: np.ndarray) -> bool:
+        """Whether the memory of ``rows`` (C-contiguous) is registered, registering what is
+        missing now."""
+        owner = _owner(rows)
         if owner is None or owner.nbytes > self.limit_bytes:
             return False
+        start = rows.ctypes.data
+        lo, hi = start - start % PAGE, -(-(start + rows.nbytes) // PAGE) * PAGE
         key = id(owner)
-        hit = self._registered.get(key)
-        if hit is not None:
-            start = array.ctypes.data
-            return hit[0] <= start and start + array.nbytes <= hit[1]
         with self._lock:
-            if key not in self._seen:
-                self._seen[key] = weakref.finalize(owner, self._forget, key)
-                return False
-            if key not in self._registered:
-                self._register(owner, key)
-        return self.covers(array)
+            pieces = self._pieces.get(key)
+            if pieces is None:
+                pieces = self._pieces[key] = []
+                weakref.finalize(owner, self._forget, key)
+            for gap in _gaps(lo, hi, pieces):
+                with self.ctx.active():
+                    if _libcuda().cuMemHostRegister_v2(gap[0], gap[1] - gap[0], _CU_MEMHOSTREGISTER_PORTABLE):
+                        return False
+                pieces.append(gap)
+        return True
 
-    def _register(self, owner, key):
-        """``cuMemHostRegister`` of the owner's memory (through the driver library itself:
-        PyCUDA's wrapper would keep a reference to the array, which then never dies).  A
-        range the driver refuses is remembered as empty: staged, not tried again."""
-        start, nbytes = owner.ctypes.data, owner.nbytes
-        with self.ctx.active():
-            status = _libcuda().cuMemHostRegister_v2(start, nbytes, _CU_MEMHOSTREGISTER_PORTABLE)
-        self._registered[key] = (start, start + nbytes) if status == 0 else (start, start)
+    def registered_bytes(self, owner: np.ndarray) -> int:
+        """Bytes registered under ``owner`` (whole pages)."""
+        return sum(b - a for a, b in self._pieces.get(id(owner), ()))
 
     def _forget(self, key):
-        self._seen.pop(key, None)
-        entry = self._registered.pop(key, None)
-        if entry is not None and entry[1] > entry[0]:
+        with self._lock:
+            pieces = self._pieces.pop(key, ())
+        if pieces:
             with self.ctx.active():
-                _libcuda().cuMemHostUnregister(entry[0])
+                for a, _ in pieces:
+                    _libcuda().cuMemHostUnregister(a)
+
+
+def _gaps(lo: int, hi: int, pieces: list) -> list:
+    """The parts of [lo, hi) not covered by the ranges in ``pieces``."""
+    gaps, at = [], lo
+    for a, b in sorted(pieces):
+        if b <= at or a >= hi:
+            continue
+        if a > at:
+            gaps.append((at, a))
+        at = max(at, b)
+    if at < hi:
+        gaps.append((at, hi))
+    return gaps
 
 
 # ------------------------------------------------------------------------------ staging
