@@ -55,7 +55,8 @@ import numpy as np
 
 from .context import CudaError, DeviceContext
 from .driver import device_ids, driver
-from .host_memory import HostRegistry, ResultPool, Stager, is_pinned, mapped_address, pinned_empty
+from .host_memory import (STAGE_SPLIT_BYTES, HostRegistry, ResultPool, Stager, is_pinned, mapped_address,
+                          pinned_empty)
 
 
 def aligned_mapped_address(array: np.ndarray) -> int | None:
@@ -76,6 +77,15 @@ def _check_out(out: np.ndarray, batch: int, width: int):
     if out.shape != (batch, width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, width)}, "
                          f"got {out.dtype} {out.shape}")
+
+
+def split_flags(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(valid, bad_llr) bool arrays of the kernels' flag bytes (bit 0: syndrome satisfied,
+    bit 1: non-finite LLRs).  Small batches whose flags are all 0 or 1 (the latency path's
+    usual case) skip the NumPy operations, which cost a microsecond each there."""
+    if flags.size <= 64 and max(flags.tobytes(), default=0) < 2:
+        return flags.view(bool), np.zeros(flags.size, bool)
+    return (flags & 1).view(bool), flags > 1
 
 
 class Ticket:
@@ -165,7 +175,10 @@ class _Slot:
             self.input_free.synchronize()
             self.staging_busy = False
         view = self.host_in[:src.nbytes].view(src.dtype).reshape(src.shape)
-        Stager.copy(view, src)
+        if src.nbytes < STAGE_SPLIT_BYTES:
+            np.copyto(view, src)
+        else:
+            Stager.copy(view, src)
         return view
 
     def copy_results(self):

@@ -274,8 +274,9 @@ class Stager:
 
     @classmethod
     def copy(cls, dst: np.ndarray, src: np.ndarray):
-        """``dst[...] = src`` (same shape), split over the threads for large copies."""
-        if src.nbytes < STAGE_SPLIT_BYTES or STAGE_THREADS == 1 or src.shape[0] < 2:
+        """``dst[...] = src`` (same shape), split over the threads by rows (for copies of
+        :data:`STAGE_SPLIT_BYTES` or more; smaller ones are one ``numpy.copyto``)."""
+        if STAGE_THREADS == 1 or src.shape[0] < 2:
             np.copyto(dst, src)
             return
         with cls._lock:
