@@ -18,9 +18,11 @@ want() { [[ " $stages " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
     --format=csv > "$OUT/smi.txt" 2>&1
 t0=$SECONDS
-# _core and the kernels, unless carried: python/gpuldpc/_core*.so (brought back from an earlier
-# call, CORE_BACK=1) with .gpukernels (tools/build_kernels.sh)
-if [ -z "$(ls python/gpuldpc/_core*.so 2>/dev/null)" ] || [ ! -d .gpukernels ]; then
+# _core and the kernels, unless carried in .gpukernels: the fatbins (tools/build_kernels.sh) and
+# a _core*.so brought back from an earlier call (CORE_BACK=1) when lib/ has not changed since
+if ls .gpukernels/_core*.so > /dev/null 2>&1; then
+  cp .gpukernels/_core*.so python/gpuldpc/
+else
   gpuldpc_build_core || exit 1      # incremental when /tmp/build is still there (a warm machine)
   [ -n "${CORE_BACK:-}" ] && cp python/gpuldpc/_core*.so "$OUT/"
 fi
