@@ -269,12 +269,19 @@ class DeviceEngine:
                 else:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
-                    direct = pinned or self.registry.pin(src)     # copied to the GPU as it lies
-                    drv.memcpy_htod_async(slot.dev_in, src if direct else slot.staged(src), slot.stream)
-                    if not direct:
+                    dev_in = slot.dev_in
+                    segments = None if pinned else self.registry.segments(src)
+                    if pinned:                      # copied to the GPU as it lies
+                        drv.memcpy_htod_async(dev_in, src, slot.stream)
+                    elif segments is not None:      # registered in place: one copy per piece
+                        flat, base = src.reshape(-1).view(np.uint8), src.ctypes.data
+                        for address, nbytes in segments:
+                            off = address - base
+                            drv.memcpy_htod_async(int(dev_in) + off, flat[off:off + nbytes], slot.stream)
+                    else:
+                        drv.memcpy_htod_async(dev_in, slot.staged(src), slot.stream)
                         slot.input_free.record(slot.stream)
                         slot.staging_busy = True
-                    dev_in = slot.dev_in
                 posted = slot.resident is not None and count <= slot.resident.frames and int(dev_in) % 8 == 0
                 if posted:
                     slot.resident.post(count, int(dev_in))

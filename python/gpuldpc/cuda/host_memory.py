@@ -180,21 +180,27 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 class HostRegistry:
     """Caller arrays page-locked in place (``cuMemHostRegister``), piece by piece, while they live.
 
-    :meth:`pin` makes the rows handed in DMA-able where they lie: it registers the pages
-    under them that are not registered yet (rounded out to whole pages), so the engine
-    registers a chunk's rows while the previous chunk is on its way to the GPU.  Measured
-    on an H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of one
-    thread, against 6.4 ms of eight threads to copy it into a staging buffer -- and the copy,
-    unlike the registration, competes with the DMA for the host's memory bandwidth.  An
-    array handed in again costs nothing more.  Registration follows the owner's life: it is
-    undone just before NumPy frees the memory (the weak reference's callback runs first).
-    Memory not owned by a NumPy array (foreign buffers, whose lifetime is not ours to see),
-    owners of more than :attr:`limit_bytes` (slices of a large recording: their pages
-    would stay locked), and pages the driver refuses (e.g. already registered by someone
-    else) are not pinned: :meth:`pin` says False and the engine stages those rows.
+    :meth:`segments` makes the rows handed in DMA-able where they lie: it registers the
+    pieces of the owner's memory under them that are not registered yet -- a fixed grid of
+    :data:`PIECE_BYTES` pieces from the owner's first page, so the engine registers a
+    chunk's rows while the previous chunk is on its way to the GPU -- and returns the rows
+    as (address, bytes) segments, none crossing a piece (a copy must come from one
+    registration).  Measured on an H200 host (16 cores): registering and later
+    unregistering 195 MB costs 7 ms of one thread, against 6.4 ms of eight threads to copy
+    it into a staging buffer -- and the copy, unlike the registration, competes with the
+    DMA for the host's memory bandwidth.  An array handed in again costs nothing more.
+
+    Registration follows the owner's life: it is undone just before NumPy frees the memory
+    (the weak reference's callback runs first).  Memory not owned by a NumPy array (foreign
+    buffers, whose lifetime is not ours to see), owners outside ``min_bytes .. limit_bytes``
+    (small ones are staged at once and share pages with other allocations; large ones,
+    slices of a long recording, would keep gigabytes locked) and pieces the driver refuses
+    (e.g. a page already registered with a neighbour's piece) are not pinned:
+    :meth:`segments` returns None and the engine stages those rows.
     """
 
     limit_bytes = 1 << 30
+    min_bytes = 1 << 20
 
     _shared = None
 
@@ -209,55 +215,56 @@ class HostRegistry:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self._pieces: dict[int, list] = {}     # id(owner) -> registered [start, stop) page ranges
+        self._pieces: dict[int, dict] = {}     # id(owner) -> {piece index: registered address or 0}
         self._lock = threading.Lock()
 
-    def pin(self, rows: np.ndarray) -> bool:
-        """Whether the memory of ``rows`` (C-contiguous) is registered, registering what is
-        missing now."""
+    def segments(self, rows: np.ndarray) -> list | None:
+        """(address, bytes) segments of ``rows`` (C-contiguous) in registered memory,
+        registering the missing pieces now; None when they cannot be registered."""
         owner = _owner(rows)
-        if owner is None or owner.nbytes > self.limit_bytes:
-            return False
-        start = rows.ctypes.data
-        lo, hi = start - start % PAGE, -(-(start + rows.nbytes) // PAGE) * PAGE
+        if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
+            return None
+        first = owner.ctypes.data // PAGE * PAGE
+        end = -(-(owner.ctypes.data + owner.nbytes) // PAGE) * PAGE
+        start, stop = rows.ctypes.data, rows.ctypes.data + rows.nbytes
         key = id(owner)
+        out = []
         with self._lock:
             pieces = self._pieces.get(key)
             if pieces is None:
-                pieces = self._pieces[key] = []
+                pieces = self._pieces[key] = {}
                 weakref.finalize(owner, self._forget, key)
-            for gap in _gaps(lo, hi, pieces):
-                with self.ctx.active():
-                    if _libcuda().cuMemHostRegister_v2(gap[0], gap[1] - gap[0], _CU_MEMHOSTREGISTER_PORTABLE):
-                        return False
-                pieces.append(gap)
-        return True
+            for i in range((start - first) // PIECE_BYTES, (stop - 1 - first) // PIECE_BYTES + 1):
+                lo = first + i * PIECE_BYTES
+                hi = min(lo + PIECE_BYTES, end)
+                if i not in pieces:
+                    with self.ctx.active():
+                        refused = _libcuda().cuMemHostRegister_v2(lo, hi - lo, _CU_MEMHOSTREGISTER_PORTABLE)
+                    pieces[i] = 0 if refused else lo
+                if not pieces[i]:
+                    return None
+                a, b = max(start, lo), min(stop, hi)
+                out.append((a, b - a))
+        return out
 
     def registered_bytes(self, owner: np.ndarray) -> int:
-        """Bytes registered under ``owner`` (whole pages)."""
-        return sum(b - a for a, b in self._pieces.get(id(owner), ()))
+        """Bytes registered under ``owner`` (whole pieces)."""
+        end = owner.ctypes.data + owner.nbytes
+        return sum(min(PIECE_BYTES, -(-end // PAGE) * PAGE - a)
+                   for a in self._pieces.get(id(owner), {}).values() if a)
 
     def _forget(self, key):
         with self._lock:
-            pieces = self._pieces.pop(key, ())
-        if pieces:
+            pieces = self._pieces.pop(key, {})
+        registered = [a for a in pieces.values() if a]
+        if registered:
             with self.ctx.active():
-                for a, _ in pieces:
+                for a in registered:
                     _libcuda().cuMemHostUnregister(a)
 
 
-def _gaps(lo: int, hi: int, pieces: list) -> list:
-    """The parts of [lo, hi) not covered by the ranges in ``pieces``."""
-    gaps, at = [], lo
-    for a, b in sorted(pieces):
-        if b <= at or a >= hi:
-            continue
-        if a > at:
-            gaps.append((at, a))
-        at = max(at, b)
-    if at < hi:
-        gaps.append((at, hi))
-    return gaps
+PIECE_BYTES = 8 << 20
+"""Registration grain of :class:`HostRegistry` (a chunk's copy is split at its edges)."""
 
 
 # ------------------------------------------------------------------------------ staging

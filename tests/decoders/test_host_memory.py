@@ -1,0 +1,143 @@
+"""The bookkeeping of gpuldpc.cuda.host_memory without a GPU: the registry of caller arrays
+(pieces, copies split at piece edges, undone when the owner dies) and the result pool
+(blocks reused once every array made from them is gone, waited for when dropped
+uncollected, ordinary memory past the limit).  The driver calls are recorded by fakes."""
+import contextlib
+import gc
+import types
+
+import numpy as np
+import pytest
+
+from gpuldpc.cuda import host_memory as hm
+
+
+class FakeDriverLibrary:
+    """cuMemHostRegister_v2 / cuMemHostUnregister, recorded; ``refuse`` addresses fail."""
+
+    def __init__(self):
+        self.registered, self.unregistered, self.refuse = [], [], set()
+
+    def cuMemHostRegister_v2(self, address, nbytes, flags):
+        assert flags == 1 and address % hm.PAGE == 0 and nbytes % hm.PAGE == 0
+        if address in self.refuse:
+            return 712                           # CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
+        self.registered.append((address, nbytes))
+        return 0
+
+    def cuMemHostUnregister(self, address):
+        self.unregistered.append(address)
+        return 0
+
+
+class FakeContext:
+    def __init__(self):
+        self.entered = 0
+
+    @contextlib.contextmanager
+    def active(self):
+        self.entered += 1
+        yield self
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    lib = FakeDriverLibrary()
+    monkeypatch.setattr(hm, "_libcuda", lambda: lib)
+    reg = hm.HostRegistry(FakeContext())
+    reg.lib = lib
+    return reg
+
+
+def test_rows_become_segments_within_pieces_registered_once(registry):
+    frames = np.zeros((3000, 2304), np.float32)               # 27.6 MB: four 8 MiB pieces
+    chunk = frames[1000:2000]
+    segs = registry.segments(chunk)
+    assert sum(n for _, n in segs) == chunk.nbytes
+    assert segs[0][0] == chunk.ctypes.data                     # contiguous, in order
+    assert all(a + n == b for (a, n), (b, _) in zip(segs, segs[1:]))
+    pieces = registry.lib.registered
+    for address, nbytes in segs:                               # each segment inside one piece
+        assert any(p <= address and address + nbytes <= p + size for p, size in pieces)
+    count = len(pieces)
+    assert registry.segments(chunk) == segs and len(registry.lib.registered) == count   # nothing new
+    registry.segments(frames)                                  # the rest of the owner
+    assert registry.registered_bytes(frames) >= frames.nbytes
+    assert sum(n for _, n in registry.lib.registered) == registry.registered_bytes(frames)
+    addresses = sorted(a for a, _ in registry.lib.registered)
+    del frames, chunk
+    gc.collect()
+    assert sorted(registry.lib.unregistered) == addresses      # undone when the owner died
+
+
+def test_foreign_small_large_and_refused_memory_is_staged(registry):
+    foreign = np.frombuffer(bytearray(4 << 20), np.float32)
+    assert registry.segments(foreign) is None                  # not owned by NumPy
+    assert registry.segments(np.zeros(1000, np.float32)) is None          # below min_bytes
+    registry.limit_bytes = 2 << 20
+    assert registry.segments(np.zeros(1 << 20, np.float32)) is None       # 4 MiB > limit
+    registry.limit_bytes = 1 << 30
+    frames = np.zeros((2000, 2304), np.float32)
+    first = frames.ctypes.data // hm.PAGE * hm.PAGE
+    registry.lib.refuse.add(first)
+    assert registry.segments(frames[:10]) is None              # its piece was refused ...
+    assert registry.segments(frames[:10]) is None and not registry.lib.registered   # ... once
+    assert registry.segments(frames[-10:]) is not None         # another piece is fine
+    last = (frames[-1:].ctypes.data - first) // hm.PIECE_BYTES
+    assert [a for a, _ in registry.lib.registered] == [first + last * hm.PIECE_BYTES]
+    del frames
+    gc.collect()                                               # (unregistered while the fake is in place)
+    assert registry.lib.unregistered == [first + last * hm.PIECE_BYTES]
+
+
+class FakeEvent:
+    def __init__(self):
+        self.waited = 0
+
+    def synchronize(self):
+        self.waited += 1
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    made = []
+
+    def pinned(size, dtype, ctx):
+        made.append(size)
+        return np.empty(size, dtype)
+
+    monkeypatch.setattr(hm, "pinned_empty", pinned)
+    p = hm.ResultPool(FakeContext(), limit_bytes=2 << 20)
+    p.made = made
+    return p
+
+
+def test_result_blocks_come_back_when_every_view_is_gone(pool):
+    pool.limit_bytes = 1 << 30
+    block = pool.take(100_000, [])
+    assert block.nbytes == 100_000 and pool.made == [131072]   # a power-of-two class
+    view = block[16:80].view(np.int32)
+    del block
+    gc.collect()
+    again = pool.take(70_000, [])                              # same class, still lent: a new block
+    assert pool.made == [131072, 131072]
+    del again, view
+    gc.collect()
+    pool.take(120_000, [])
+    assert pool.made == [131072, 131072]                       # reused
+
+
+def test_a_dropped_block_waits_for_its_streams_and_pageable_past_the_limit(pool):
+    event = FakeEvent()
+    slot = types.SimpleNamespace(done=event)
+    eng = types.SimpleNamespace(ctx=FakeContext())
+    guard = [(eng, slot)]                                      # a ticket never collected
+    block = pool.take(1 << 20, guard)
+    del block
+    gc.collect()
+    pool.take(1 << 20, [])
+    assert event.waited == 1 and eng.ctx.entered == 1
+    kept = [pool.take(1 << 20, []) for _ in range(2)]          # the limit's 2 MiB in use
+    extra = pool.take(1 << 20, [])
+    assert pool.pageable_blocks == 1 and extra.nbytes == 1 << 20 and len(kept) == 2
+    assert pool.made == [1 << 20, 1 << 20]
