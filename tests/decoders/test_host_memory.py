@@ -1,5 +1,6 @@
 """The bookkeeping of gpuldpc.cuda.host_memory without a GPU: the registry of caller arrays
-(pieces, copies split at piece edges, undone when the owner dies) and the result pool
+(one range per owner, undone when the owner dies; foreign, small, large, refused memory
+staged) and the result pool
 (blocks reused once every array made from them is gone, waited for when dropped
 uncollected, ordinary memory past the limit).  The driver calls are recorded by fakes."""
 import contextlib
@@ -49,45 +50,33 @@ def registry(monkeypatch):
     return reg
 
 
-def test_rows_become_segments_within_pieces_registered_once(registry):
-    frames = np.zeros((3000, 2304), np.float32)               # 27.6 MB: four 8 MiB pieces
-    chunk = frames[1000:2000]
-    segs = registry.segments(chunk)
-    assert sum(n for _, n in segs) == chunk.nbytes
-    assert segs[0][0] == chunk.ctypes.data                     # contiguous, in order
-    assert all(a + n == b for (a, n), (b, _) in zip(segs, segs[1:]))
-    pieces = registry.lib.registered
-    for address, nbytes in segs:                               # each segment inside one piece
-        assert any(p <= address and address + nbytes <= p + size for p, size in pieces)
-    count = len(pieces)
-    assert registry.segments(chunk) == segs and len(registry.lib.registered) == count   # nothing new
-    registry.segments(frames)                                  # the rest of the owner
-    assert registry.registered_bytes(frames) >= frames.nbytes
-    assert sum(n for _, n in registry.lib.registered) == registry.registered_bytes(frames)
-    addresses = sorted(a for a, _ in registry.lib.registered)
-    del frames, chunk
+def test_an_owner_is_registered_once_as_one_range_until_it_dies(registry):
+    frames = np.zeros((3000, 2304), np.float32)               # 27.6 MB
+    assert registry.pin(frames[1000:2000]) and registry.pin(frames[:10]) and registry.pin(frames)
+    (address, nbytes), = registry.lib.registered               # one range: the whole owner
+    assert address <= frames.ctypes.data and frames.ctypes.data + frames.nbytes <= address + nbytes
+    assert nbytes - frames.nbytes < 2 * hm.PAGE and registry.registered_bytes(frames) == nbytes
+    del frames
     gc.collect()
-    assert sorted(registry.lib.unregistered) == addresses      # undone when the owner died
+    assert registry.lib.unregistered == [address]              # undone when the owner died
 
 
 def test_foreign_small_large_and_refused_memory_is_staged(registry):
     foreign = np.frombuffer(bytearray(4 << 20), np.float32)
-    assert registry.segments(foreign) is None                  # not owned by NumPy
-    assert registry.segments(np.zeros(1000, np.float32)) is None          # below min_bytes
+    assert not registry.pin(foreign)                           # not owned by NumPy
+    assert not registry.pin(np.zeros(1000, np.float32))        # below min_bytes
     registry.limit_bytes = 2 << 20
-    assert registry.segments(np.zeros(1 << 20, np.float32)) is None       # 4 MiB > limit
+    assert not registry.pin(np.zeros(1 << 20, np.float32))     # 4 MiB > limit
     registry.limit_bytes = 1 << 30
     frames = np.zeros((2000, 2304), np.float32)
-    first = frames.ctypes.data // hm.PAGE * hm.PAGE
-    registry.lib.refuse.add(first)
-    assert registry.segments(frames[:10]) is None              # its piece was refused ...
-    assert registry.segments(frames[:10]) is None and not registry.lib.registered   # ... once
-    assert registry.segments(frames[-10:]) is not None         # another piece is fine
-    last = (frames[-1:].ctypes.data - first) // hm.PIECE_BYTES
-    assert [a for a, _ in registry.lib.registered] == [first + last * hm.PIECE_BYTES]
+    registry.lib.refuse.add(frames.ctypes.data // hm.PAGE * hm.PAGE)
+    assert not registry.pin(frames[:10])                       # refused ...
+    assert not registry.pin(frames[-10:]) and not registry.lib.registered   # ... and not tried again
+    assert registry.lib.unregistered == [] and not registry.lib.registered
+    assert not foreign.flags.owndata and registry.registered_bytes(frames) == 0
     del frames
-    gc.collect()                                               # (unregistered while the fake is in place)
-    assert registry.lib.unregistered == [first + last * hm.PIECE_BYTES]
+    gc.collect()
+    assert registry.lib.unregistered == []
 
 
 class FakeEvent:

@@ -44,10 +44,14 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     pinned[:] = llr
     _same(dec.decode(pinned), want)
     _same(dec.decode(llr), want)                     # handed in again: nothing more to register
+    drv = cuda.driver()                              # other CUDA copies of the array still work
+    with dec._impl.decoder.engines[0].ctx.active():
+        back = drv.from_device(drv.to_device(llr), llr.shape, llr.dtype)
+    np.testing.assert_array_equal(back, llr)
     key = id(llr)
     del llr
     gc.collect()
-    assert key not in registry._pieces               # unregistered before NumPy freed it
+    assert key not in registry._ranges               # unregistered before NumPy freed it
 
 
 def test_a_kept_result_is_never_overwritten(cuda, frames):

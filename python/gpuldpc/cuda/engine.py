@@ -11,7 +11,7 @@ chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
 (:mod:`.host_memory`):
 
 * input: page-locked arrays (:meth:`GpuDecoder.pinned_llr`) and caller NumPy arrays,
-  registered in place chunk by chunk, are copied to the GPU as they lie; other host
+  registered in place, are copied to the GPU as they lie; other host
   memory is staged into the stream's page-locked buffer by several threads while the
   other streams' copies and kernels run; input already on the device
   (:meth:`GpuDecoder.decode_device`) is read in place;
@@ -270,14 +270,8 @@ class DeviceEngine:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
                     dev_in = slot.dev_in
-                    segments = None if pinned else self.registry.segments(src)
-                    if pinned:                      # copied to the GPU as it lies
+                    if pinned or self.registry.pin(src):      # copied to the GPU as it lies
                         drv.memcpy_htod_async(dev_in, src, slot.stream)
-                    elif segments is not None:      # registered in place: one copy per piece
-                        flat, base = src.reshape(-1).view(np.uint8), src.ctypes.data
-                        for address, nbytes in segments:
-                            off = address - base
-                            drv.memcpy_htod_async(int(dev_in) + off, flat[off:off + nbytes], slot.stream)
                     else:
                         drv.memcpy_htod_async(dev_in, slot.staged(src), slot.stream)
                         slot.input_free.record(slot.stream)

@@ -7,9 +7,9 @@ memory it is one DMA that overlaps the other streams' work.  So
 
 * results land once, by DMA, in page-locked memory that the returned ``DecodeResult``
   arrays *are* (:class:`ResultPool`: blocks reused once every array made from them is gone);
-* a caller's NumPy array is page-locked in place (``cuMemHostRegister``), chunk by chunk,
-  and copied by DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an
-  array handed in again costs nothing more);
+* a caller's NumPy array is page-locked in place (``cuMemHostRegister``) and copied by
+  DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an array handed
+  in again costs nothing more);
 * any other pageable input (foreign buffers) is copied into a stream's page-locked staging
   buffer by several threads (:class:`Stager`), while the other streams' copies run.
 """
@@ -178,25 +178,25 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 class HostRegistry:
-    """Caller arrays page-locked in place (``cuMemHostRegister``), piece by piece, while they live.
+    """Caller arrays page-locked in place (``cuMemHostRegister``) while they live.
 
-    :meth:`segments` makes the rows handed in DMA-able where they lie: it registers the
-    pieces of the owner's memory under them that are not registered yet -- a fixed grid of
-    :data:`PIECE_BYTES` pieces from the owner's first page, so the engine registers a
-    chunk's rows while the previous chunk is on its way to the GPU -- and returns the rows
-    as (address, bytes) segments, none crossing a piece (a copy must come from one
-    registration).  Measured on an H200 host (16 cores): registering and later
-    unregistering 195 MB costs 7 ms of one thread, against 6.4 ms of eight threads to copy
-    it into a staging buffer -- and the copy, unlike the registration, competes with the
-    DMA for the host's memory bandwidth.  An array handed in again costs nothing more.
+    :meth:`pin` makes the rows handed in DMA-able where they lie: on the first call with
+    an owner it registers the owner's whole memory (rounded out to pages) as one range, so
+    that any copy within the array -- ours, or a copy another CUDA library makes of the
+    same array -- comes from one registration (a copy spanning two registrations is refused
+    by the driver: registering chunk by chunk would break other code's copies).  Measured
+    on an H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of
+    one thread, against 6.4 ms of eight threads to copy it into a staging buffer -- and the
+    copy, unlike the registration, competes with the DMA for the host's memory bandwidth.
+    An array handed in again costs nothing more.
 
     Registration follows the owner's life: it is undone just before NumPy frees the memory
     (the weak reference's callback runs first).  Memory not owned by a NumPy array (foreign
     buffers, whose lifetime is not ours to see), owners outside ``min_bytes .. limit_bytes``
     (small ones are staged at once and share pages with other allocations; large ones,
-    slices of a long recording, would keep gigabytes locked) and pieces the driver refuses
-    (e.g. a page already registered with a neighbour's piece) are not pinned:
-    :meth:`segments` returns None and the engine stages those rows.
+    slices of a long recording, would keep gigabytes locked) and ranges the driver refuses
+    (e.g. a page already registered with a neighbour) are not pinned: :meth:`pin` says
+    False and the engine stages those rows.
     """
 
     limit_bytes = 1 << 30
@@ -215,56 +215,43 @@ class HostRegistry:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self._pieces: dict[int, dict] = {}     # id(owner) -> {piece index: registered address or 0}
+        self._ranges: dict[int, tuple] = {}    # id(owner) -> registered (start, stop), or (0, 0): refused
         self._lock = threading.Lock()
 
-    def segments(self, rows: np.ndarray) -> list | None:
-        """(address, bytes) segments of ``rows`` (C-contiguous) in registered memory,
-        registering the missing pieces now; None when they cannot be registered."""
+    def pin(self, rows: np.ndarray) -> bool:
+        """Whether the memory of ``rows`` is registered (registering its owner now if it is
+        the owner's first call)."""
         owner = _owner(rows)
         if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
-            return None
-        first = owner.ctypes.data // PAGE * PAGE
-        end = -(-(owner.ctypes.data + owner.nbytes) // PAGE) * PAGE
-        start, stop = rows.ctypes.data, rows.ctypes.data + rows.nbytes
+            return False
         key = id(owner)
-        out = []
-        with self._lock:
-            pieces = self._pieces.get(key)
-            if pieces is None:
-                pieces = self._pieces[key] = {}
-                weakref.finalize(owner, self._forget, key)
-            for i in range((start - first) // PIECE_BYTES, (stop - 1 - first) // PIECE_BYTES + 1):
-                lo = first + i * PIECE_BYTES
-                hi = min(lo + PIECE_BYTES, end)
-                if i not in pieces:
-                    with self.ctx.active():
-                        refused = _libcuda().cuMemHostRegister_v2(lo, hi - lo, _CU_MEMHOSTREGISTER_PORTABLE)
-                    pieces[i] = 0 if refused else lo
-                if not pieces[i]:
-                    return None
-                a, b = max(start, lo), min(stop, hi)
-                out.append((a, b - a))
-        return out
+        hit = self._ranges.get(key)
+        if hit is None:
+            with self._lock:
+                hit = self._ranges.get(key)
+                if hit is None:
+                    hit = self._ranges[key] = self._register(owner)
+                    weakref.finalize(owner, self._forget, key)
+        return hit[1] > 0
+
+    def _register(self, owner) -> tuple:
+        start = owner.ctypes.data // PAGE * PAGE
+        stop = -(-(owner.ctypes.data + owner.nbytes) // PAGE) * PAGE
+        with self.ctx.active():
+            refused = _libcuda().cuMemHostRegister_v2(start, stop - start, _CU_MEMHOSTREGISTER_PORTABLE)
+        return (0, 0) if refused else (start, stop)
 
     def registered_bytes(self, owner: np.ndarray) -> int:
-        """Bytes registered under ``owner`` (whole pieces)."""
-        end = owner.ctypes.data + owner.nbytes
-        return sum(min(PIECE_BYTES, -(-end // PAGE) * PAGE - a)
-                   for a in self._pieces.get(id(owner), {}).values() if a)
+        """Bytes registered for ``owner`` (whole pages)."""
+        start, stop = self._ranges.get(id(owner), (0, 0))
+        return stop - start
 
     def _forget(self, key):
         with self._lock:
-            pieces = self._pieces.pop(key, {})
-        registered = [a for a in pieces.values() if a]
-        if registered:
+            start, stop = self._ranges.pop(key, (0, 0))
+        if stop:
             with self.ctx.active():
-                for a in registered:
-                    _libcuda().cuMemHostUnregister(a)
-
-
-PIECE_BYTES = 8 << 20
-"""Registration grain of :class:`HostRegistry` (a chunk's copy is split at its edges)."""
+                _libcuda().cuMemHostUnregister(start)
 
 
 # ------------------------------------------------------------------------------ staging
