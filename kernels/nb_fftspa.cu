@@ -343,10 +343,11 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
     const int groups = blockDim.x / Group<Q>::T;
     __syncthreads();                          // field tables
 
+    unsigned bad = 0u;                        // this thread loaded a non-finite LLR
     for (int v = g.id; v < n; v += groups) {  // Pch_v(a) = exp(-(L - min L)) / sum
         float x[R];
 #pragma unroll
-        for (int r = 0; r < R; ++r) x[r] = nb::channel_llr(in, in_bits, bits_per_symbol, Q, v, g.element(r));
+        for (int r = 0; r < R; ++r) x[r] = nb::channel_llr(in, in_bits, bits_per_symbol, Q, v, g.element(r), bad);
         float mn = x[0];
 #pragma unroll
         for (int r = 1; r < R; ++r) mn = fminf(mn, x[r]);
@@ -362,7 +363,7 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
         for (int r = 0; r < R; ++r) x[r] *= inv;
         store_run<R>(pch + (size_t)v * Q + g.element(0), x);
     }
-    __syncthreads();
+    const unsigned char flags = __syncthreads_or(bad) ? llr::kBadLlrFlag : 0;
 
     const int xm = tab.exp[tab.log[Q / 2] + tab.log[2]];   // x^m = x^(m-1) x, reduced
     const int meta_words = (dmax * (1 + dvmax) + 3) & ~3;
@@ -381,7 +382,7 @@ __device__ void fftspa_decode(const float* __restrict__ in, int in_bits, float* 
             decide<Q>(g, groups, pch, rout, vn_ptr, vn_edge, sym, n);
             __syncthreads();
             if (nb::finish_frame(tab, sym, it, max_iter, early_stop, row_ptr, edge_col, edge_h, n, m,
-                                 symbols, iterations + frame, valid + frame)) {
+                                 symbols, iterations + frame, valid + frame, flags)) {
                 return;
             }
         }

@@ -41,6 +41,10 @@
 // iterations and the syndrome flag as gpuldpc.decoders.reference does, and zeroes the frame's
 // control words for the next launch (the scratch must be zero before its first launch).
 //
+// Non-finite LLRs: a task loads its variables' channel LLRs through the rule of llr_load.cuh;
+// a warp that loaded a non-finite one sets the frame's word cnt[0] (no iteration 0 is
+// evaluated), which the last warp turns into llr::kBadLlrFlag in the frame's valid byte.
+//
 // Warp layout of a task: half h = lane / 16 works on edges i = h, h+2, ... for T and Q; for the
 // two recursions half 0 runs the forward and half 1 the backward one (one instruction stream, the
 // operands are selected), then the halves take the merges in pairs.  A lane owns G groups of W
@@ -192,6 +196,7 @@ struct Frame {
     int* stopv;              // 0: no stop yet; else max_iter + 1 - (first all-satisfied iteration)
     int* exitc;
     unsigned* cnt;           // [max_iter + 2]: rows counted | rows failing << 16, per evaluated iteration
+                             // (1 .. max_iter); cnt[0]: 1 once a non-finite LLR was loaded
     int* done;               // [M]: last finished iteration of each task row
     unsigned char* sym;      // [max_iter + 1][sym_stride]: decisions after each iteration
     float* r;                // [2][E][q], by iteration parity
@@ -263,6 +268,7 @@ __device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned
         // LLRs of its variables.
         if (lane < d) meta[lane] = edge_meta[rb + lane];        // (column, log h, stage offset, count | own << 16)
         __syncwarp();
+        unsigned bad = 0u;                                      // this lane loaded a non-finite LLR
         for (int i = half; i < d; i += 2) {
             const int v = meta[i].x;
             if (L::active(lt)) {
@@ -270,11 +276,12 @@ __device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned
                 for (int g = 0; g < G; ++g) {
                     float x[W];
 #pragma unroll
-                    for (int c = 0; c < W; ++c) x[c] = nb::channel_llr(in, in_bits, mbits, Q, v, L::x0(lt, g) + c);
+                    for (int c = 0; c < W; ++c) x[c] = nb::channel_llr(in, in_bits, mbits, Q, v, L::x0(lt, g) + c, bad);
                     store_vec<W>(lch + (size_t)i * Q + L::x0(lt, g), x);
                 }
             }
         }
+        if (__any_sync(kFull, bad) && lane == 0) atomicOr(f.cnt, 1u);
         if (it >= 2) {
             if (!wait_rows(f.done, nbr_row, nbr_ptr[k], nbr_ptr[k + 1], it - 1, early_stop ? f.stopv : nullptr,
                            it, max_iter, stop_seen)) {
@@ -425,7 +432,7 @@ __device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned
     }
     if (lane == 0) {
         iterations[frame] = sv ? s : max_iter;
-        valid[frame] = (tally >> 16) == 0 ? 1 : 0;
+        valid[frame] = ((tally >> 16) == 0 ? 1 : 0) | (__ldcg(f.cnt) ? llr::kBadLlrFlag : 0);
         *f.ticket = 0;
         *f.stopv = 0;
         *f.exitc = 0;

@@ -311,12 +311,13 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
     if (flooding) chan += frame * (size_t)n * Q;
     symbols += frame * (size_t)n;
     __syncthreads();                         // field tables
+    unsigned bad = 0u;                       // this thread loaded a non-finite LLR
     for (int k = threadIdx.x; k < n * Q; k += blockDim.x) {
-        const float l = nb::channel_llr(in, in_bits, bits_per_symbol, Q, k / Q, k % Q);
+        const float l = nb::channel_llr(in, in_bits, bits_per_symbol, Q, k / Q, k % Q, bad);
         post[k] = l;
         if (flooding) chan[k] = l;
     }
-    __syncthreads();
+    const unsigned char flags = __syncthreads_or(bad) ? llr::kBadLlrFlag : 0;
 
     const Worker<Q> wk;
     const int workers = blockDim.x / Worker<Q>::W;
@@ -343,7 +344,7 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
             decide<Q>(post, sym, n);
             __syncthreads();
             if (nb::finish_frame(tab, sym, it, max_iter, early_stop, row_ptr, edge_col, edge_h, n, m,
-                                 symbols, iterations + frame, valid + frame)) {
+                                 symbols, iterations + frame, valid + frame, flags)) {
                 return;
             }
         }

@@ -33,14 +33,17 @@
 //
 // Outputs per frame: hard decisions (bit = 1 iff posterior < 0) unpacked (one byte per
 // bit) or packed (np.packbits order: first bit in the most significant bit, n/8 bytes
-// rounded up), the number of iterations run, and the syndrome flag.  With early stop a
-// frame stops after the first full iteration whose decisions satisfy every check.
+// rounded up), the number of iterations run, and the flags: bit 0 syndrome satisfied, bit 1
+// the frame's LLRs held NaN or +-inf (decoded under the rule of llr_load.cuh).  With early stop
+// a frame stops after the first full iteration whose decisions satisfy every check.
 
 // (Device code of the binary decoders; the entry points are in qc_decode.cu, the
 // resident latency entry points in qc_resident.cu.)
 #pragma once
 
 #include <cuda_fp16.h>
+
+#include "llr_load.cuh"
 
 namespace {
 
@@ -62,60 +65,85 @@ constexpr unsigned kHalfRMax2 = 0x68006800u;  // half2(2048, 2048)
 constexpr unsigned kHalfInf2 = 0x7c007c00u;   // half2(+inf, +inf): the pad words of padded rows
 constexpr unsigned kHalfSigns = 0x80008000u;  // the sign bits of both halves
 
-// Input LLR as float32.  "+ 0.0f" turns -0.0 into +0.0 and leaves every other value as
-// it is; -0.0 and +0.0 behave alike under the reference's rules (sign(x) = -1 iff x < 0,
-// bit = 1 iff x < 0), and without -0.0 in the input no posterior or Q is ever -0.0 (a
-// float32 sum or difference is -0.0 only from -0.0 operands), so the sign bit of Q is
-// exactly "Q < 0" (used by the register kernels' sign bookkeeping).
-__device__ __forceinline__ float llr_value(float x, float) { return x + 0.0f; }
-__device__ __forceinline__ float llr_value(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
-__device__ __forceinline__ float llr_value(signed char x, float scale) { return (float)x * scale + 0.0f; }
+// Input LLR as float32 before the rule: float16 and int8 value * scale (one FMA).  "+ 0.0f" turns
+// -0.0 into +0.0 and leaves every other value as it is; -0.0 and +0.0 behave alike under the
+// reference's rules (sign(x) = -1 iff x < 0, bit = 1 iff x < 0), and without -0.0 in the input no
+// posterior or Q is ever -0.0 (a float32 sum or difference is -0.0 only from -0.0 operands), so
+// the sign bit of Q is exactly "Q < 0" (used by the register kernels' sign bookkeeping).
+__device__ __forceinline__ float llr_float(float x, float) { return x + 0.0f; }
+__device__ __forceinline__ float llr_float(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
+__device__ __forceinline__ float llr_float(signed char x, float scale) { return (float)x * scale + 0.0f; }
 
-// Four consecutive input LLRs as float32 (one 16-, 8- or 4-byte load).
-__device__ __forceinline__ float4 llr_value4(const float* p, float s)
+template <typename In> constexpr bool is_f32 = false;
+template <> constexpr bool is_f32<float> = true;
+template <typename In> constexpr bool is_i8 = false;  // int8 input is always finite
+template <> constexpr bool is_i8<signed char> = true;
+
+// Input LLR as float32, through the rule for non-finite values (llr_load.cuh: NaN -> +0,
+// +-inf -> +-kLlrSaturation, bad = 1; finite values pass unchanged).
+template <typename In>
+__device__ __forceinline__ float llr_value(In x, float scale, unsigned& bad)
 {
-    const float4 v = *reinterpret_cast<const float4*>(p);
-    return make_float4(llr_value(v.x, s), llr_value(v.y, s), llr_value(v.z, s), llr_value(v.w, s));
-}
-__device__ __forceinline__ float4 llr_value4(const __half* p, float s)
-{
-    const uint2 v = *reinterpret_cast<const uint2*>(p);
-    const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
-    const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
-    return make_float4(a.x * s + 0.0f, a.y * s + 0.0f, b.x * s + 0.0f, b.y * s + 0.0f);
-}
-__device__ __forceinline__ float4 llr_value4(const signed char* p, float s)
-{
-    const char4 v = *reinterpret_cast<const char4*>(p);
-    return make_float4(llr_value((signed char)v.x, s), llr_value((signed char)v.y, s),
-                       llr_value((signed char)v.z, s), llr_value((signed char)v.w, s));
+    if constexpr (is_i8<In>) return llr_float(x, scale);
+    else return llr::rule(llr_float(x, scale), bad);
 }
 
-// Four input LLRs as loaded by one vector load (converted later by cvt4: the latency kernel
-// issues every load of a thread before it waits on one; float input goes by cp.async instead).
+// Four input LLRs as loaded by one vector load (16, 8 or 4 bytes), converted by cvt4 (the latency
+// kernel issues every load of a thread before it waits on one; its float input goes by cp.async).
 template <typename In> struct Raw4;
 template <> struct Raw4<float> { using T = float4; };
 template <> struct Raw4<__half> { using T = uint2; };
 template <> struct Raw4<signed char> { using T = char4; };
-__device__ __forceinline__ uint2 raw4(const __half* p) { return *reinterpret_cast<const uint2*>(p); }
-__device__ __forceinline__ char4 raw4(const signed char* p) { return *reinterpret_cast<const char4*>(p); }
-__device__ __forceinline__ float4 cvt4(float4 v, float s)
+template <typename In>
+__device__ __forceinline__ typename Raw4<In>::T raw4(const In* p)
 {
-    return make_float4(llr_value(v.x, s), llr_value(v.y, s), llr_value(v.z, s), llr_value(v.w, s));
+    return *reinterpret_cast<const typename Raw4<In>::T*>(p);
 }
-__device__ __forceinline__ float4 cvt4(uint2 v, float s)
+__device__ __forceinline__ float4 cvt4(float4 v, float s, unsigned& bad)
 {
-    const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
-    const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
-    return make_float4(a.x * s + 0.0f, a.y * s + 0.0f, b.x * s + 0.0f, b.y * s + 0.0f);
+    return llr::rule4(make_float4(llr_float(v.x, s), llr_float(v.y, s), llr_float(v.z, s), llr_float(v.w, s)), bad);
 }
-__device__ __forceinline__ float4 cvt4(char4 v, float s)
+__device__ __forceinline__ float4 cvt4(uint2 v, float s, unsigned& bad)
 {
-    return make_float4(llr_value((signed char)v.x, s), llr_value((signed char)v.y, s),
-                       llr_value((signed char)v.z, s), llr_value((signed char)v.w, s));
+    const __half2 a = *reinterpret_cast<const __half2*>(&v.x);
+    const __half2 b = *reinterpret_cast<const __half2*>(&v.y);
+    return llr::rule4(make_float4(llr_float(__low2half(a), s), llr_float(__high2half(a), s),
+                                  llr_float(__low2half(b), s), llr_float(__high2half(b), s)), bad);
 }
-template <typename In> constexpr bool is_f32 = false;
-template <> constexpr bool is_f32<float> = true;
+__device__ __forceinline__ float4 cvt4(char4 v, float s, unsigned&)
+{
+    return make_float4(llr_float((signed char)v.x, s), llr_float((signed char)v.y, s),
+                       llr_float((signed char)v.z, s), llr_float((signed char)v.w, s));
+}
+
+// The loads of decode_frames: as above, and a non-finite LLR or-s kItersBad into `flag`, its
+// frame's iteration word (iters[f], set before any load; turned into llr::kBadLlrFlag in
+// valid_out at the end), so clean input costs only the test of each value.
+constexpr int kItersBad = 1 << 30;
+template <class Load>  // load(bad), then the flag
+__device__ __forceinline__ auto flagged(int* flag, Load load)
+{
+    unsigned bad = 0u;
+    const auto v = load(bad);
+    if (bad) atomicOr(flag, kItersBad);
+    return v;
+}
+template <typename In>
+__device__ __forceinline__ float llr_value(In x, float s, int* flag)
+{
+    return flagged(flag, [&](unsigned& bad) { return llr_value(x, s, bad); });
+}
+template <typename V>
+__device__ __forceinline__ float4 cvt4(V v, float s, int* flag)
+{
+    return flagged(flag, [&](unsigned& bad) { return cvt4(v, s, bad); });
+}
+// Four consecutive input LLRs of one frame as float32 (one vector load).
+template <typename In>
+__device__ __forceinline__ float4 llr_value4(const In* p, float s, int* flag)
+{
+    return cvt4(raw4(p), s, flag);
+}
 
 // Asynchronous global -> shared copy of `bytes` (4, 8 or 16) bytes (cp.async, sm_80+: no register,
 // no scoreboard; completion by commit groups), so work can proceed while the data is in flight.
@@ -894,9 +922,10 @@ __device__ __forceinline__ unsigned pair_row_parity(float* post, const int2* edg
 
 // Channel LLRs of nf frames into frame-pair words, a pair every `stride` (>= n + z, a
 // multiple of 4) words: its n columns (half_llr_pair; an odd last frame pairs with zeros,
-// which only its own half ever sees), then pad words (its rows' z among them), half +inf.
+// which only its own half ever sees), then pad words (its rows' z among them), half +inf;
+// flags: the frames' iteration words (llr_value).
 template <typename In>
-__device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, int n, int stride)
+__device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, int n, int stride, int* flags)
 {
     const int pairs = (nf + 1) >> 1;
     for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
@@ -907,8 +936,9 @@ __device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, in
             const int p = i / quads;
             const int c = 4 * (i - p * quads);
             const In* a = src + (2 * p) * n + c;
-            const float4 x = llr_value4(a, scale);
-            const float4 y = 2 * p + 1 < nf ? llr_value4(a + n, scale) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            const float4 x = llr_value4(a, scale, flags + 2 * p);
+            const float4 y = 2 * p + 1 < nf ? llr_value4(a + n, scale, flags + 2 * p + 1)
+                                            : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             *reinterpret_cast<uint4*>(dst + p * stride + c) = make_uint4(
                 half_llr_pair(x.x, y.x), half_llr_pair(x.y, y.y), half_llr_pair(x.z, y.z), half_llr_pair(x.w, y.w));
         }
@@ -916,8 +946,8 @@ __device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, in
         for (int i = threadIdx.x; i < pairs * n; i += blockDim.x) {
             const int p = i / n;
             const In* a = src + (2 * p) * n + (i - p * n);
-            dst[p * stride + (i - p * n)] =
-                half_llr_pair(llr_value(a[0], scale), 2 * p + 1 < nf ? llr_value(a[n], scale) : 0.0f);
+            dst[p * stride + (i - p * n)] = half_llr_pair(
+                llr_value(a[0], scale, flags + 2 * p), 2 * p + 1 < nf ? llr_value(a[n], scale, flags + 2 * p + 1) : 0.0f);
         }
     }
 }
@@ -949,7 +979,7 @@ __device__ void write_half_decisions(const unsigned* words, int h, int n, int pa
 //   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
 //   float acc[fpb * n], lch[fpb*n]  flooding only: new totals, channel LLRs
 //   (padding to 8 bytes) int2 edges[nblocks + kEdgePad] (as (4*(j*z+s), z-s), then zeros),
-//   int layer_start[mb + 1], int done[fpb], int fail[fpb], int iters[fpb], float pad (+inf).
+//   int layer_start[mb + 1], int done[fpb], int fail[fpb], int iters[fpb] (| kItersBad), float pad (+inf).
 // The binary16 kernels (kFramesPerThread 2, fpb even) serve a frame pair a thread, fpb / 2 * z
 // threads: post, acc, lch hold fpb / 2 slots of n + z words rounded up to a multiple of 4 (a
 // half2 each), the pair's n columns then +inf pad words, one per row, and edges holds
@@ -1036,18 +1066,20 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         done[i] = i < nf ? 0 : 1;
         iters[i] = max_iter;
     }
+    // iters[] is set before a load flags a frame in it (the shared-state kernels' loads come after
+    // the next barrier; int8 input is always finite)
+    if (!is_i8<In> && (!M::kSharedState || PART == kFrames)) __syncthreads();
     const In* src = llr + frame0 * n;
     float* first = FLOOD ? lch : post;
     if constexpr (kPack == 2) {
-        load_pairs(reinterpret_cast<unsigned*>(first), src, scale, nf, n, stride);
-    } else if (M::kSharedState) {  // only odd lengths left (nvec = 0)
-        if (kDecodes && (n & 3) != 0)
-            for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+        load_pairs(reinterpret_cast<unsigned*>(first), src, scale, nf, n, stride, iters);
+    } else if (M::kSharedState) {
+        // converted after the tables (below)
     } else if ((n & 3) == 0) {  // every standard code: whole vectors, aligned (frames start at 4n-element offsets)
         for (int i = tid; i < nf * n / 4; i += blockDim.x)
-            reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale);
+            reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale, iters + 4 * i / n);
     } else {
-        for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale);
+        for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale, iters + i / n);
     }
 
     // thread tid serves frame (pair) f, check row r (of every layer), lane `part` of that row
@@ -1078,20 +1110,22 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             msgs.restart(mb);  // while the LLRs are in flight
         if constexpr (!kDecodes) return;
         if constexpr (kAsync) {
-            cp_async_wait<0>();  // this thread's LLR vectors: -0.0 -> +0.0 in place (llr_value)
+            cp_async_wait<0>();  // this thread's LLR vectors: converted in place (llr_value)
             for (int i = tid; i < nvec; i += blockDim.x) {
                 float4* v = reinterpret_cast<float4*>(first) + i;
-                *v = cvt4(*v, scale);
+                *v = cvt4(*v, scale, iters + 4 * i / n);
             }
         } else {
 #pragma unroll
             for (int j = 0; j < kVec; ++j) {
                 const int i = tid + j * (int)blockDim.x;
-                if (i < nvec) reinterpret_cast<float4*>(first)[i] = cvt4(held[j], scale);
+                if (i < nvec) reinterpret_cast<float4*>(first)[i] = cvt4(held[j], scale, iters + 4 * i / n);
             }
             for (int i = tid + kVec * (int)blockDim.x; i < nvec; i += blockDim.x)
-                reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale);
+                reinterpret_cast<float4*>(first)[i] = llr_value4(src + 4 * i, scale, iters + 4 * i / n);
         }
+        if ((n & 3) != 0)  // odd lengths (nvec = 0)
+            for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale, iters + i / n);
         if (FLOOD) __syncthreads();  // the copy below reads other threads' LLRs
     } else if (lane || M::kLanes > 1) {
         msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
@@ -1166,7 +1200,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             if (tid < nf && !done[tid]) {
                 if (!fail[tid] && early_stop) {
                     done[tid] = 1;
-                    iters[tid] = it;
+                    iters[tid] = it | (iters[tid] & kItersBad);
                 }
             }
             if constexpr (kPack == 2) {
@@ -1175,7 +1209,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                 __syncthreads();
                 const int width = packed ? (n + 7) >> 3 : n;
                 for (int g = 0; g < nf; ++g)
-                    if (iters[g] == it)
+                    if ((iters[g] & ~kItersBad) == it)
                         write_half_decisions(reinterpret_cast<const unsigned*>(post) + (g >> 1) * stride, g & 1,
                                              n, packed, bits + (frame0 + g) * width);
             }
@@ -1184,8 +1218,8 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     }
     __syncthreads();
     if (tid < nf) {
-        iters_out[frame0 + tid] = iters[tid];
-        valid_out[frame0 + tid] = fail[tid] ? 0 : 1;
+        iters_out[frame0 + tid] = iters[tid] & ~kItersBad;
+        valid_out[frame0 + tid] = (fail[tid] ? 0 : 1) | (iters[tid] & kItersBad ? llr::kBadLlrFlag : 0);
     }
     if constexpr (kPack == 2) {
         return;  // decisions written in the loop

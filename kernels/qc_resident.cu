@@ -7,7 +7,8 @@
 // page-locked host memory, decodes the frames a request names with the same code as the
 // launched kernels (decode_frames of qc_decode.cuh, one frame a block: its kTables part once a
 // launch, so the block tables and the column table stay in shared memory, its kFrames part per
-// request: LLRs, zero messages, flags), writes the results into mapped host memory and
+// request: LLRs, zero messages, flags; valid bit 1 for a frame with non-finite LLRs, as in
+// every launched kernel: llr_load.cuh), writes the results into mapped host memory and
 // acknowledges; it leaves after `idle_ns` without a request or after
 // `life_ns` in all (so that the implicit device synchronization of cuMemFree and friends in
 // the process waits at most that long), and the host launches it again at the next request
