@@ -80,7 +80,7 @@ def pcie(dec):
 def one_launch(code, frames, iterations=10, precision="float32"):
     """Seconds of one kernel launch of ``frames`` resident frames (CUDA events) and the FER."""
     dec = cuda.CudaDecoder(code, max_iterations=iterations, early_stop=False, devices=[0], streams=1,
-                           chunk_frames=frames, check_finite=False, precision=precision)
+                           chunk_frames=frames, precision=precision)
     cw, llr = noisy(code, frames)
     fer = float((dec.decode(llr).bits != cw).any(axis=1).mean())
     t = dec.kernel_seconds(frames=frames)
@@ -91,7 +91,7 @@ def one_launch(code, frames, iterations=10, precision="float32"):
 def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, devices="all", **opts):
     dec = cuda.CudaDecoder(code, max_iterations=iterations, early_stop=False, devices=devices,
                            llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0,
-                           check_finite=False, **opts)
+                           **opts)
     cw, llr = noisy(code, frames)
     if llr_dtype == "int8":
         llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
@@ -177,8 +177,7 @@ def table3(code, goals=(1, 2, 4, 8, 12)):
                 if chunk % fpb or streams * chunk > llr.shape[0]:
                     continue
                 dec = cuda.CudaDecoder(code, max_iterations=10, early_stop=False, devices=[0],
-                                       streams=streams, chunk_frames=chunk, frames_per_block=fpb,
-                                       check_finite=False)
+                                       streams=streams, chunk_frames=chunk, frames_per_block=fpb)
                 batch = streams * chunk
                 src = dec.pinned_llr(batch)
                 src[:] = llr[:batch]
@@ -245,7 +244,7 @@ def main(argv=None):
                     notes["pcie_gbytes_per_s"] = pcie(dec)
                     notes["describe"] = dec.describe()
                     big = cuda.CudaDecoder(code, early_stop=False, devices=[0], streams=1,
-                                           chunk_frames=args.frames, check_finite=False)
+                                           chunk_frames=args.frames)
                     big.decode(noisy(code, args.frames)[1])
                     notes["kernel_gbps_one_launch"] = kernel_gbps(big, args.frames)
                 dec.close()
@@ -275,7 +274,7 @@ def main(argv=None):
             dec, t, fer = end_to_end(wimax, args.frames, devices=[0], schedule=sched)
             rows.append(row("gpuldpc", wimax, args.frames, t, schedule=sched, streams=dec.engines[0].streams,
                             kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
-        lat = cuda.CudaDecoder(wimax, early_stop=False, devices=[0], preset="latency", check_finite=False)
+        lat = cuda.CudaDecoder(wimax, early_stop=False, devices=[0], preset="latency")
         for frames in (1, 6):
             t, kernel_us = latency(lat, frames, reps=200, kernel_reps=20)
             rows.append(row("gpuldpc", wimax, frames, t, streams=1, preset="latency", kernel_us=kernel_us))

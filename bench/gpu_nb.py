@@ -71,7 +71,7 @@ def row(code, dec, frames, seconds, *, kernel_s=None, kernel_frames=None, fer=No
 
 def throughput(code, algorithm, schedule, iterations, early_stop, ebn0, frames, symbol_input=False):
     """One end-to-end row: at least ``frames`` frames and four launches per stream pair."""
-    dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop, check_finite=False)
+    dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop)
     frames = max(frames, 4 * dec.chunk_frames)
     cw, llr = bit_llrs(code, frames, ebn0)
     if symbol_input:
@@ -89,7 +89,7 @@ def throughput(code, algorithm, schedule, iterations, early_stop, ebn0, frames, 
 
 def latency(code, algorithm, schedule, iterations):
     dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop=False, streams=1, chunk_frames=1,
-                        preset="latency", check_finite=False)
+                        preset="latency")
     _, llr = bit_llrs(code, 1, 3.0)
     t = median_time(lambda: dec.decode(llr), reps=200, warmup=20)
     return row(code, dec, 1, t, kernel_s=dec.kernel_seconds(llr, repeats=50), kernel_frames=1,
@@ -103,7 +103,7 @@ def units_sweep(code, algorithm, schedule, counts, frames=4096):
     for units in counts:
         try:
             dec = NbCudaDecoder(code, algorithm, schedule, 10, False, streams=1, chunk_frames=frames,
-                                units=units, check_finite=False)
+                                units=units)
         except ValueError as exc:
             out.append(dict(units=units, error=str(exc)))
             continue
@@ -116,8 +116,7 @@ def units_sweep(code, algorithm, schedule, counts, frames=4096):
 def occupancy_scaling(code, algorithm, schedule, counts=(1, 132, 264, 528, 1056)):
     """Kernel time per launch against frames per launch (10 iterations): how a frame's time
     grows when more frames share the multiprocessors."""
-    dec = NbCudaDecoder(code, algorithm, schedule, 10, False, streams=1, chunk_frames=max(counts),
-                        check_finite=False)
+    dec = NbCudaDecoder(code, algorithm, schedule, 10, False, streams=1, chunk_frames=max(counts))
     _, llr = bit_llrs(code, max(counts), 3.0)
     return [dict(frames=f, ms=dec.kernel_seconds(llr[:f], repeats=3) * 1e3) for f in counts]
 
@@ -126,7 +125,7 @@ def probe(algorithm_rows):
     """One launch per configuration, for a profiler (``ncu ... python bench/gpu_nb.py --probe``)."""
     for name, alg, sched, frames in algorithm_rows:
         code = gl.codes.get(name)
-        dec = NbCudaDecoder(code, alg, sched, 10, False, streams=1, chunk_frames=frames, check_finite=False)
+        dec = NbCudaDecoder(code, alg, sched, 10, False, streams=1, chunk_frames=frames)
         dec.decode(bit_llrs(code, frames, 3.0)[1])
 
 
@@ -136,7 +135,7 @@ PROBES = [("gf32-744-653", "mmma", "layered", 396), ("gf32-620-310", "minmax", "
 
 def curve(code, frames, points=(3.0, 3.5, 4.0, 4.5, 5.0)):
     """Paper 000 Fig. 8: FER and BER (information bits) of MMMA, 10 iterations, early stop."""
-    dec = NbCudaDecoder(code, "mmma", "layered", 10, True, check_finite=False)
+    dec = NbCudaDecoder(code, "mmma", "layered", 10, True)
     out = []
     for k, ebn0 in enumerate(points):
         cw, llr = bit_llrs(code, frames, ebn0, seed=100 + k)

@@ -74,7 +74,7 @@ def forced(preset, entry):
 def decoder(variant, code, preset="throughput", **kw):
     """A decoder of the preset on device 0 running the given kernel variant."""
     with forced(preset, (VARIANTS if preset == "throughput" else LATENCY_VARIANTS)[variant]):
-        return cuda.CudaDecoder(code, devices=[0], check_finite=False, preset=preset, **kw)
+        return cuda.CudaDecoder(code, devices=[0], preset=preset, **kw)
 
 
 def exactness(per_snr, preset="throughput"):
@@ -140,7 +140,7 @@ def latency_rows():
     for label, make in (("ms", lambda: decoder("ms", code, early_stop=False, streams=1, chunk_frames=132,
                                                frames_per_block=1)),
                         ("latency preset", lambda: cuda.CudaDecoder(code, early_stop=False, devices=[0],
-                                                                    preset="latency", check_finite=False))):
+                                                                    preset="latency"))):
         dec = make()
         for frames in (1, 6):
             t, k_us = latency(dec, frames, reps=300, kernel_reps=50)

@@ -9,6 +9,6 @@ The core package; it never imports GNU Radio (the blocks live in
     res = dec.decode(llr)          # llr: float32 [batch, n], positive means bit 0
 """
 from . import channel, codes, gf  # noqa: F401
-from .decoders import BackendUnavailable, DecodeResult, Decoder  # noqa: F401
+from .decoders import BackendUnavailable, DecodeResult, Decoder, Ticket  # noqa: F401
 
 __version__ = "0.1.0"

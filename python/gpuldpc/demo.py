@@ -25,7 +25,7 @@ import numpy as np
 
 from . import channel, codes
 from .decoders import BackendUnavailable, Decoder
-from .decoders.front import BACKENDS, BINARY_ALGORITHMS, SCHEDULES
+from .settings import BACKENDS, BINARY_ALGORITHMS, SCHEDULES
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codes.code import Code, CodeError
+from .errors import CodeError
 from .gflinalg import GFqEncoder, gf_syndrome
 
 
@@ -108,14 +108,14 @@ class DualDiagonalEncoder:
         return cw
 
 
-def make_encoder(code: Code):
+def make_encoder(code):
     """The encoder for ``code`` (called once by the cached ``Code.encoder``)."""
     if code.is_binary and code.base is not None and dual_diagonal_shift(code.base) is not None:
         return DualDiagonalEncoder(code.base, code.z)
     return GFqEncoder(code)
 
 
-def syndrome(code: Code, words) -> np.ndarray:
+def syndrome(code, words) -> np.ndarray:
     """``H x^T`` over GF(q) for each word: [batch, n] -> uint8 [batch, m] (1-D -> 1-D)."""
     words = np.asarray(words)
     if words.ndim not in (1, 2) or words.shape[-1] != code.n:

@@ -1,4 +1,5 @@
-"""The Decoder front door: arguments, GF(q) bit LLRs, the finite check, batch helpers.
+"""The Decoder front door: arguments, GF(q) bit LLRs, non-finite LLRs (the bad-LLR rule and
+the on_bad_llr policy), submit/result, out=, batch helpers.
 
 (Binary LLR shape/dtype/NaN errors: tests/decoders/test_reference_binary.py.)
 """
@@ -7,7 +8,7 @@ import pytest
 
 import gpuldpc as gl
 from gpuldpc import channel
-from gpuldpc.decoders.front import check_finite
+from gpuldpc import bad_llr
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +40,85 @@ def test_nb_wrong_shape_names_both_forms(nb_case):
         dec.decode(bit_llr[:, :-1])
 
 
-def test_check_finite_large_arrays_and_no_false_alarm():
-    big = np.full((600, 20000), 3e38, np.float32)                # several chunks, near float32 max
-    check_finite(big, "big")                                     # a float64 sum cannot overflow
-    big[599, 19999] = np.nan
-    with pytest.raises(ValueError, match=r"code 'big'.*frames \[599\]"):
-        check_finite(big, "big")
+def _wifi_llrs(frames, seed=3, ebn0=2.0):
+    code = gl.codes.get("wifi-648-1/2")
+    rng = np.random.default_rng(seed)
+    cw = code.encode(rng.integers(0, 2, (frames, code.k), dtype=np.uint8))
+    return code, cw, channel.transmit(code, cw, ebn0, rng)
+
+
+def test_bad_llr_rule_on_the_host():
+    llr = np.array([[1.0, np.nan, np.inf, -np.inf], [1.0, 2.0, 3.0, 4.0]], np.float32)
+    clean, bad = bad_llr.sanitized(llr)
+    np.testing.assert_array_equal(clean[0], [1.0, 0.0, 2.0 ** 64, -2.0 ** 64])
+    np.testing.assert_array_equal(bad, [True, False])
+    same, none = bad_llr.sanitized(llr[1:])
+    assert same is not None and not none.any() and np.shares_memory(same, llr)
+
+
+@pytest.mark.parametrize("where", ["first", "last", "boundary", "all"])
+def test_bad_frames_raise_or_erase(backend, where):
+    code, cw, llr = _wifi_llrs(24)
+    frames = {"first": [0], "last": [23], "boundary": [7, 8], "all": list(range(24))}[where]
+    bad = llr.copy()
+    for i, f in enumerate(frames):
+        bad[f, (5 * i) % code.n] = (np.nan, np.inf, -np.inf)[i % 3]
+    raising = gl.Decoder(code, backend=backend)
+    with pytest.raises(ValueError, match=rf"code 'wifi-648-1/2': LLRs contain NaN or infinite values "
+                                         rf"\(frames {frames[:8]}".replace("[", r"\[").replace("]", r"\]")):
+        raising.decode(bad)
+    erasing = gl.Decoder(code, backend=backend, on_bad_llr="erase")
+    got = erasing.decode(bad)
+    np.testing.assert_array_equal(np.flatnonzero(got.bad_llr), frames)
+    # the bad frames decode as their sanitized LLRs, the others as if nothing happened
+    want = raising.decode(bad_llr.sanitized(bad)[0])
+    for field in ("bits", "iterations", "valid"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+    assert not want.bad_llr.any()
+
+
+def test_nb_bit_llrs_follow_the_rule_before_conversion(nb_case):
+    code, cw, bit_llr = nb_case
+    bad = bit_llr.copy()
+    bad[1, 7] = np.nan
+    dec = gl.Decoder(code, backend="reference", max_iterations=5, on_bad_llr="erase")
+    got = dec.decode(bad)
+    np.testing.assert_array_equal(got.bad_llr, [False, True, False])
+    clean = bad.copy()
+    clean[1, 7] = 0.0
+    want = dec.decode(channel.bit_llr_to_symbol_llr(clean, code.q))
+    np.testing.assert_array_equal(got.bits, want.bits)
+    with pytest.raises(ValueError, match=r"frames \[1\]"):
+        gl.Decoder(code, backend="reference", max_iterations=5).decode(bad)
+
+
+def test_submit_result_in_any_order_and_out(backend):
+    code, cw, llr = _wifi_llrs(30, ebn0=3.0)
+    dec = gl.Decoder(code, backend=backend)
+    want = [dec.decode(llr[a:a + 10]) for a in (0, 10, 20)]
+    tickets = [dec.submit(llr[a:a + 10]) for a in (0, 10, 20)]
+    for i in (2, 0, 1):
+        got = tickets[i].result()
+        np.testing.assert_array_equal(got.bits, want[i].bits)
+        np.testing.assert_array_equal(got.iterations, want[i].iterations)
+        assert tickets[i].result() is got                       # collected once
+    out = np.full((30, code.n), 7, np.uint8)
+    res = dec.decode(llr, out=out)
+    assert res.bits is out and (out[res.valid] == cw[res.valid]).all() and res.valid.mean() > 0.9
+    np.testing.assert_array_equal(res.info, out[:, :code.k])
+    with pytest.raises(ValueError, match="out must be a C-contiguous uint8 array of shape"):
+        dec.decode(llr, out=np.empty((30, code.n), np.int32))
+    dec.close()
+
+
+def test_submit_raises_bad_llr_at_result(backend):
+    code, _, llr = _wifi_llrs(4)
+    llr[3, 0] = np.nan
+    dec = gl.Decoder(code, backend=backend)
+    ticket = dec.submit(llr)
+    with pytest.raises(ValueError, match=r"frames \[3\]"):
+        ticket.result()
+    assert dec.decode(llr[:3]).valid.shape == (3,)               # the decoder goes on
 
 
 def test_batch_helpers_without_gpu():

@@ -52,10 +52,10 @@ def test_nb_decode_device_equals_decode(cuda, name, algorithm, schedule):
                      chunk_frames=64, streams=3)
     want = dec.decode(sym_llr)
     drv = cuda.driver()
-    with dec._impl.engines[0].ctx.active():
+    with dec._impl.decoder.engines[0].ctx.active():
         dev_sym, dev_bits = drv.to_device(sym_llr), drv.to_device(bit_llr)
     _same(dec.decode_device(dev_sym, 300), want)
-    _same(dec._impl.decode_device(dev_bits, 300, kind="bits"), dec.decode(bit_llr))
+    _same(dec._impl.decoder.decode_device(dev_bits, 300, kind="bits"), dec.decode(bit_llr))
     assert (want.bits[want.valid] == words[want.valid]).all() and want.valid.mean() > 0.5
 
 

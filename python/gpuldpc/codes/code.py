@@ -22,9 +22,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-
-class CodeError(ValueError):
-    """A code description is inconsistent (raised at construction)."""
+from ..errors import CodeError
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,24 +9,28 @@
     t = dec.submit(llr); ...; res = dec.result(t)   # overlap host work with decoding
 
 Modules: :mod:`.driver` (PyCUDA import, devices, kernel modules), :mod:`.context`
-(retained primary context per device, page-locked buffers), :mod:`.layout` (QC
+(retained primary context per device), :mod:`.host_memory` (page-locked buffers, the
+result pool, caller arrays registered in place, staging threads), :mod:`.layout` (QC
 code -> kernel tables), :mod:`.tuning` (launch shapes, presets), :mod:`.engine`
-(streams, pinned buffers, batches, several GPUs: shared by both decoders),
-:mod:`.decoder` (binary kernels' choice and plan), :mod:`.nb_decoder` (GF(q)).  ``gl.Decoder(code, backend="cuda")`` goes
-through :mod:`gpuldpc.decoders.cuda`.  Importing this package needs no GPU;
-using it without one raises :class:`~gpuldpc.decoders.front.BackendUnavailable`.
+(streams, batches, several GPUs: shared by both decoders), :mod:`.decoder` (binary
+kernels' choice and plan), :mod:`.nb_decoder` (GF(q)).  This package imports nothing
+from :mod:`gpuldpc.decoders`: ``gl.Decoder(code, backend="cuda")`` reaches it through
+:mod:`gpuldpc.decoders.cuda`, the way in for every user; the classes here are what that
+backend builds on (and what benchmarks time, labelled as such).  Importing this package needs no GPU;
+using it without one raises :class:`~gpuldpc.errors.BackendUnavailable`.
 """
-from .context import CudaError, DeviceContext, is_pinned, pinned_empty  # noqa: F401
+from .context import CudaError, DeviceContext  # noqa: F401
 from .decoder import CudaDecoder, kernel_name  # noqa: F401
 from .driver import device_ids, driver  # noqa: F401
-from .engine import DeviceInput, StreamDecoder, Ticket  # noqa: F401
+from .engine import DeviceInput, GpuDecoder, Ticket  # noqa: F401
+from .host_memory import is_pinned, pinned_empty  # noqa: F401
 from .layout import NotQuasiCyclic, QcLayout, qc_layout  # noqa: F401
 from .tuning import PRESETS, DeviceLimits, KernelAttributes, LaunchShape, launch_shape  # noqa: F401
 
 
 def available() -> bool:
     """True when PyCUDA imports and at least one CUDA device is usable."""
-    from ..decoders.front import BackendUnavailable
+    from ..errors import BackendUnavailable
 
     try:
         driver()

@@ -11,64 +11,12 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 from .driver import driver, load_module
 from .tuning import DeviceLimits, KernelAttributes
 
 
 class CudaError(RuntimeError):
     """A CUDA call failed; the message names the kernel, the code and the batch."""
-
-
-_PINNED_KINDS: tuple = ()
-
-
-def _pinned_base(array):
-    """The PyCUDA page-locked allocation under ``array`` (following ``.base``), or None."""
-    global _PINNED_KINDS
-    if not _PINNED_KINDS:
-        drv = driver()
-        _PINNED_KINDS = tuple(getattr(drv, k) for k in ("HostAllocation", "PagelockedHostAllocation",
-                                                        "RegisteredHostMemory") if hasattr(drv, k))
-    base = array
-    while base is not None:
-        if isinstance(base, _PINNED_KINDS):
-            return base
-        base = getattr(base, "base", None)
-    return None
-
-
-def is_pinned(array: np.ndarray) -> bool:
-    """True when ``array``'s memory is page-locked host memory from PyCUDA."""
-    return _pinned_base(array) is not None
-
-
-def mapped_address(array: np.ndarray) -> int | None:
-    """The address a kernel reads ``array`` at, for page-locked memory from
-    ``cuMemHostAlloc`` (:func:`pinned_empty`) under unified addressing, where it is
-    the host address (CUDA C++ Programming Guide, "Unified Virtual Address Space");
-    None for any other memory (pageable, or registered with ``cuMemHostRegister``)."""
-    base = _pinned_base(array)
-    registered = getattr(driver(), "RegisteredHostMemory", ())
-    if base is None or isinstance(base, registered):
-        return None
-    return array.ctypes.data
-
-
-def pinned_empty(shape, dtype, ctx: "DeviceContext | None" = None) -> np.ndarray:
-    """A page-locked host array, portable (usable from every device's context) and
-    mapped (kernels may read and write it in place: :func:`mapped_address`).
-
-    CUDA allocates it under ``ctx``'s context, or under the current one when
-    ``ctx`` is None (the caller is inside some ``DeviceContext.active()``).
-    """
-    drv = driver()
-    flags = drv.host_alloc_flags.PORTABLE | drv.host_alloc_flags.DEVICEMAP
-    if ctx is None:
-        return drv.pagelocked_empty(shape, dtype, mem_flags=flags)
-    with ctx.active():
-        return drv.pagelocked_empty(shape, dtype, mem_flags=flags)
 
 
 class _Active:

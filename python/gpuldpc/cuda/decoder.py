@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decoders.front import BINARY_ALGORITHMS, SCHEDULES, DecodeResult, check_finite
-from ..decoders.reference_binary import check_half_range
-from .context import CudaError, DeviceContext, pinned_empty
+from ..float16 import check_half_range
+from ..result import DecodeResult
+from ..settings import BINARY_ALGORITHMS, SCHEDULES
+from .context import CudaError, DeviceContext
 from .driver import driver
-from .engine import StreamDecoder
+from .engine import GpuDecoder
+from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, qc_layout
 from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
 from .resident import MAX_FRAMES, ResidentKernel, resident_name
@@ -173,7 +175,7 @@ class _QcPlan:
             shared_size=shape.shared_bytes)
 
 
-class CudaDecoder(StreamDecoder):
+class CudaDecoder(GpuDecoder):
     """Binary QC-LDPC decoder on one or several GPUs (the engine: :mod:`.engine`).
 
     Parameters
@@ -199,8 +201,6 @@ class CudaDecoder(StreamDecoder):
         Input format; float16/int8 values are multiplied by ``llr_scale`` on the GPU.
     packed : bool
         Hard decisions packed 8 per byte (``numpy.packbits`` order) instead of one per byte.
-    check_finite : bool
-        Reject NaN/infinite float LLRs (costs one pass over the input on the host).
     resident : bool
         ``preset="latency"``, layered min-sum in float32 on a code the latency kernel fits:
         keep the kernel running between calls and post each chunk of up to
@@ -212,7 +212,7 @@ class CudaDecoder(StreamDecoder):
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
-                 packed=False, check_finite=True, resident=True):
+                 packed=False, resident=True):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -237,7 +237,7 @@ class CudaDecoder(StreamDecoder):
         self.alpha, self.beta = np.float32(alpha), np.float32(beta)
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
-        self.packed, self.check_finite, self.resident = bool(packed), bool(check_finite), bool(resident)
+        self.packed, self.resident = bool(packed), bool(resident)
         self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset, precision)
         self._frames_per_block = frames_per_block
         self._start(devices, streams, chunk_frames, "llr")
@@ -262,18 +262,19 @@ class CudaDecoder(StreamDecoder):
                             f"{self.llr_dtype!r}), got dtype {arr.dtype}")
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
-        if self.check_finite:
-            check_finite(arr, self.code.name)
         return arr, "llr"
 
-    def _result(self, ticket):
+    def _make_result(self, bits, iterations, flags) -> DecodeResult:
+        """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
+        bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`); ``info`` is a view of ``bits``
+        (packed: repacked when ``k`` is not a multiple of 8)."""
         k = self.code.k
         if self.packed:
-            info = (ticket.bits[:, :k // 8] if k % 8 == 0 else
-                    np.packbits(np.unpackbits(ticket.bits, axis=1, count=k), axis=1))
+            info = (bits[:, :k // 8] if k % 8 == 0 else
+                    np.packbits(np.unpackbits(bits, axis=1, count=k), axis=1))
         else:
-            info = ticket.bits[:, :k]
-        return DecodeResult(ticket.bits, info, ticket.iterations, ticket.valid)
+            info = bits[:, :k]
+        return DecodeResult(bits, info, iterations, (flags & 1).view(bool), flags > 1)
 
     def syndrome_weight(self, bits) -> np.ndarray:
         """Unsatisfied checks per frame of hard decisions uint8 [batch, n] (kernels/syndrome.cu)."""

@@ -2,7 +2,7 @@
 
 Nothing here runs at import time of :mod:`gpuldpc`: the package imports on
 machines without a GPU or PyCUDA, and :func:`driver` raises
-:class:`~gpuldpc.decoders.front.BackendUnavailable` there.  No
+:class:`~gpuldpc.errors.BackendUnavailable` there.  No
 ``pycuda.autoinit``: contexts are the devices' retained primary contexts
 (:mod:`.context`).
 
@@ -21,7 +21,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..decoders.front import BackendUnavailable
+from ..errors import BackendUnavailable
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _SOURCE_DIRS = (_PACKAGE / "kernels", _PACKAGE.parent.parent / "kernels")

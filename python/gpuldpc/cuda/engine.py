@@ -1,26 +1,34 @@
-"""The stream engine shared by the binary and GF(q) CUDA decoders.
+"""The stream engine under the binary and GF(q) CUDA decoders.
 
-Paper 004 section IV: page-locked host buffers allocated once and reused;
-asynchronous copies; ``N`` streams, each owning its buffers, issued depth-first
-(Algorithm 2: for each stream H2D, kernel, D2H; then wait); several GPUs, one
-host thread each (Fig. 5).  Paper 001 section IV-D: the launch shape comes from
-the device and the kernel (each decoder's *plan*).
+Paper 004 section IV: page-locked host buffers allocated once and reused; asynchronous
+copies; ``N`` streams, each owning its device buffers, issued depth-first (Algorithm 2:
+for each stream H2D, kernel, D2H); several GPUs, one host thread each (Fig. 5).  Paper
+001 section IV-D: the launch shape comes from the device and the kernel (each decoder's
+*plan*).
 
-A batch of ``B`` frames is split over the devices (equal parts), and on each
-device into chunks of ``chunk`` frames handed to the streams in turn.  A chunk
-is copied into the stream's pinned input buffer unless the caller's array is
-already page-locked, in which case it is copied to the GPU as is; likewise the
-hard decisions go straight into a page-locked ``out`` array.  Input already on
-the device (:meth:`StreamDecoder.decode_device`) skips the copy in.
+A batch of ``B`` frames is split over the devices (equal parts), and on each device into
+chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
+(:mod:`.host_memory`):
 
-``submit(llr)`` issues the work and returns at once (a :class:`Ticket`);
-``result(ticket)`` waits and returns the DecodeResult; ``decode(llr) =
-result(submit(llr))``.  A stream reused before its previous chunk was collected
-is first waited for and its results stored in that chunk's ticket, so any number
-of tickets may be outstanding.
+* input: page-locked arrays (:meth:`GpuDecoder.pinned_llr`, a caller array registered in
+  place on its second call) are copied to the GPU as they lie; other host arrays are
+  staged into the stream's page-locked buffer by several threads while the other streams'
+  copies and kernels run; input already on the device (:meth:`GpuDecoder.decode_device`)
+  is read in place;
+* results: the iteration counts, the flags (bit 0: syndrome satisfied, bit 1: the frame's
+  LLRs held NaN or infinities, :mod:`gpuldpc.bad_llr`) and the hard decisions of every
+  chunk are copied once, by DMA, into one page-locked block of the ticket
+  (:class:`.host_memory.ResultPool`), which the returned arrays are views of; or the bits
+  into the caller's ``out``.
 
-A *plan* is what one decoder kind keeps on one device (kernel, tables, launch
-shape); the engine asks it for
+``submit(llr)`` issues the work and returns a :class:`Ticket` at once; ``result(ticket)``
+waits for its streams and returns the DecodeResult; ``decode(llr) = result(submit(llr))``
+with the devices driven from one thread each.  Any number of tickets may be outstanding:
+a stream's buffers are reused in stream order, and a staging buffer only once its copy to
+the GPU is done.
+
+A *plan* is what one decoder kind keeps on one device (kernel, tables, launch shape); the
+engine asks it for
 
 * ``name``: the kernel's name (error messages);
 * ``bits_width``: bytes of hard decisions (or GF(q) symbols) per frame;
@@ -30,14 +38,12 @@ shape); the engine asks it for
 * ``default_streams``, ``default_chunk(streams, free_bytes)``, ``frames_per_wave``;
 * ``mapped_input``, ``mapped_output``: zero copy (the latency presets, on a device with
   unified addressing): the kernel reads the LLRs from (input) or writes its results to
-  (output) mapped page-locked host memory in place, instead of a copy in or a copy
-  out (a driver call and a transfer's latency less per call each);
-* ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with
-  ``out = (dev_bits, dev_iters, dev_valid)``: enqueue the kernel(s) of ``count``
-  frames (asynchronous);
-* ``resident(slot)``: a :class:`~.resident.ResidentKernel` serving the slot's small
-  chunks (the binary latency preset), or None: chunks of at most its ``frames`` frames
-  are posted to the running kernel instead of launched.
+  (output) mapped page-locked host memory in place, instead of a copy in or a copy out;
+* ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with ``out = (bits,
+  iterations, flags)`` addresses: enqueue the kernel(s) of ``count`` frames;
+* ``resident(slot)``: a :class:`~.resident.ResidentKernel` serving the slot's small chunks
+  (the binary latency preset), or None: chunks of at most its ``frames`` frames are posted
+  to the running kernel instead of launched.
 """
 from __future__ import annotations
 
@@ -46,28 +52,57 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .context import CudaError, DeviceContext, is_pinned, mapped_address, pinned_empty
+from .context import CudaError, DeviceContext
 from .driver import device_ids, driver
-
-# hard decisions of a chunk larger than this go straight into a page-locked `out` array;
-# smaller ones come back with the flags in one copy (one driver call less, a short host copy)
-DIRECT_BITS_MIN = 64 * 1024
+from .host_memory import HostRegistry, ResultPool, Stager, is_pinned, mapped_address, pinned_empty
 
 
 def aligned_mapped_address(array: np.ndarray) -> int | None:
-    """:func:`.context.mapped_address` where it is 16-byte aligned (the kernels read rows of
-    LLRs by 16-byte vectors), else None (the rows are then staged)."""
+    """:func:`.host_memory.mapped_address` where it is 16-byte aligned (the kernels read rows
+    of LLRs by 16-byte vectors), else None (the rows are then staged)."""
     address = mapped_address(array)
     return address if address is not None and address % 16 == 0 else None
 
 
-class Ticket(NamedTuple):
-    """Work issued by :meth:`StreamDecoder.submit`; pass it to :meth:`StreamDecoder.result`."""
+def _flags_offset(frames: int) -> int:
+    """Bytes before the hard decisions in a result buffer of ``frames`` frames: int32
+    iteration counts, one flag byte a frame, padding to 16 bytes."""
+    return -(-5 * frames // 16) * 16
 
-    bits: np.ndarray
-    iterations: np.ndarray
-    valid: np.ndarray
-    parts: tuple            # (engine, start, stop) per device
+
+class Ticket:
+    """Work issued by :meth:`GpuDecoder.submit`; pass it to :meth:`GpuDecoder.result`.
+
+    ``bits``, ``iterations``, ``flags`` are the result arrays (views of one page-locked
+    block, or ``bits`` the caller's ``out``); ``parts`` is (engine, start, stop) per device;
+    ``streams`` the (engine, slot) pairs whose work it waits for; ``keep`` holds the input
+    until then."""
+
+    __slots__ = ("bits", "iterations", "flags", "mapped", "parts", "streams", "keep")
+
+    def __init__(self, pool: ResultPool, batch: int, width: int, out, parts):
+        off = _flags_offset(batch)
+        self.streams = []
+        block = pool.take(off + (batch * width if out is None else 0), self.streams)
+        self.iterations = block[:4 * batch].view(np.int32)
+        self.flags = block[4 * batch:5 * batch]
+        self.bits = block[off:off + batch * width].reshape(batch, width) if out is None else out
+        address = mapped_address(block) if out is None else None
+        self.mapped = None if address is None else (address + off, address, address + 4 * batch)
+        self.parts = parts
+        self.keep = None
+
+    def done(self):
+        """Collected: the result block no longer waits for the streams (``streams`` is what
+        the pool waits for before it hands the block out again, should the ticket be
+        dropped uncollected); the input is let go."""
+        self.streams.clear()
+        self.keep = None
+
+    def out_addresses(self, a: int, width: int):
+        """(bits, iterations, flags) addresses of frame ``a`` in mapped memory, or None."""
+        m = self.mapped
+        return None if m is None else (m[0] + a * width, m[1] + 4 * a, m[2] + a)
 
 
 class DeviceInput(NamedTuple):
@@ -78,59 +113,68 @@ class DeviceInput(NamedTuple):
 
 
 class _Slot:
-    """One stream with its pinned host buffers and device buffers (``capacity`` frames).
+    """One stream with its buffers (``capacity`` frames).
 
-    The results share one buffer on each side: iteration counts (int32), valid flags
-    (uint8), padding to 16 bytes, then the hard decisions; so a chunk's results come
-    back in one copy (its first ``flags + count * bits_width`` bytes), or in two when
-    the bits go straight into the caller's page-locked array.  The input buffers are
-    sized for the largest input kind used so far.  With ``mapped_in`` (``mapped_out``)
-    there is no device copy of the input (results) buffer: the kernel works on the
-    mapped host buffer."""
+    Device side: the input rows, the results (iteration counts, flag bytes, padding, hard
+    decisions: :func:`_flags_offset`), the plan's scratch.  Host side: the page-locked
+    staging buffer of the input (:meth:`reserve_input`, sized for the largest input kind
+    used so far).  With ``mapped_in`` (``mapped_out``) the kernel works on mapped host
+    buffers instead of device copies: the staging buffer, and ``host_out``, where results
+    land when they cannot go to the ticket directly (the resident kernel, a pageable
+    ticket) and are copied from when collected (``pending``).  ``done`` is recorded after
+    the slot's last chunk, ``input_free`` after the copy out of its staging buffer."""
 
     def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False):
         drv = driver()
         self.ctx, self.mapped_in, self.mapped_out = ctx, mapped_in, mapped_out
         self.stream = drv.Stream()
+        self.done = drv.Event(drv.event_flags.DISABLE_TIMING)
+        self.input_free = drv.Event(drv.event_flags.DISABLE_TIMING)
+        self.staging_busy = False
         self.capacity = capacity
-        self.flags = -(-5 * capacity // 16) * 16
+        self.flags = _flags_offset(capacity)
         self.bits_width = bits_width
-        self.host_out = pinned_empty(self.flags + capacity * bits_width, np.uint8, ctx)
-        self.host_iters = self.host_out[:4 * capacity].view(np.int32)
-        self.host_valid = self.host_out[4 * capacity:5 * capacity]
-        self.host_bits = self.host_out[self.flags:].reshape(capacity, bits_width)
-        self.dev_out = None if mapped_out else drv.mem_alloc(self.host_out.nbytes)
-        base = mapped_address(self.host_out) if mapped_out else int(self.dev_out)
+        nbytes = self.flags + capacity * bits_width
+        if mapped_out:
+            self.host_out = pinned_empty(nbytes, np.uint8, ctx)
+            base = mapped_address(self.host_out)
+        else:
+            self.dev_out = drv.mem_alloc(nbytes)
+            base = int(self.dev_out)
         self.out = (base + self.flags, base, base + 4 * capacity)
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
         self.last_input = None  # mapped input: the host rows of the last launch (kernel_seconds)
         self.last_mapped = None  # and their mapped address (None: pageable, staged)
         self.resident = None    # the plan's resident kernel for small chunks (or None)
-        self.pending = None     # (ticket, start, stop, bits written directly, posted to the resident kernel)
+        self.pending = None     # (ticket, start, stop, posted): results in host_out to copy
 
     def reserve_input(self, frame_bytes: int):
-        """Pinned and device input buffers for ``capacity`` frames of ``frame_bytes``."""
+        """Page-locked (and, unless mapped, device) input buffers for ``capacity`` frames."""
         if frame_bytes > self.frame_bytes:
             self.host_in = pinned_empty(self.capacity * frame_bytes, np.uint8, self.ctx)
             self.dev_in = (mapped_address(self.host_in) if self.mapped_in
                            else driver().mem_alloc(self.capacity * frame_bytes))
             self.frame_bytes = frame_bytes
 
-    def results_to(self, ticket, a, b, direct=False):
-        """The results of the slot's last chunk into frames ``a:b`` of ``ticket`` (its bits too,
-        unless they went ``direct``ly into the caller's array)."""
-        count = b - a
-        if not direct:
-            ticket.bits[a:b] = self.host_bits[:count]
-        ticket.iterations[a:b] = self.host_iters[:count]
-        ticket.valid[a:b] = self.host_valid[:count]
-
     def staged(self, src: np.ndarray) -> np.ndarray:
-        """``src`` (rows of one chunk) copied into the pinned input buffer."""
+        """``src`` (rows of one chunk) copied into the staging buffer, once the buffer's
+        previous copy to the GPU is done."""
+        if self.staging_busy:
+            self.input_free.synchronize()
+            self.staging_busy = False
         view = self.host_in[:src.nbytes].view(src.dtype).reshape(src.shape)
-        np.copyto(view, src)
+        Stager.copy(view, src)
         return view
+
+    def copy_results(self):
+        """The pending chunk's results, from ``host_out`` into its ticket (after its wait)."""
+        ticket, a, b, _ = self.pending
+        self.pending = None
+        count, flags, width = b - a, self.flags, self.bits_width
+        ticket.bits[a:b] = self.host_out[flags:flags + count * width].reshape(count, width)
+        ticket.iterations[a:b] = self.host_out[:4 * count].view(np.int32)
+        ticket.flags[a:b] = self.host_out[4 * self.capacity:4 * self.capacity + count]
 
     @staticmethod
     def device_bytes(capacity, frame_bytes, bits_width, scratch_bytes) -> int:
@@ -165,6 +209,7 @@ class DeviceEngine:
                     f"{self.streams} streams x {self.chunk} frames need {need / 2**20:.1f} MiB of device "
                     f"memory (and as much page-locked host memory), "
                     f"{free / 2**20:.1f} MiB are free; lower streams= or chunk_frames=") from exc
+        self.registry = HostRegistry.shared(ctx)
         self._next = 0
 
     def where(self, start, stop, batch):
@@ -176,72 +221,104 @@ class DeviceEngine:
         frames (a host array) or is a :class:`DeviceInput` pointing at the first of them.
         Call inside ``self.ctx.active()``."""
         drv = driver()
+        plan = self.plan
         on_device = isinstance(llr, DeviceInput)
-        mapped_in = self.plan.mapped_input
-        llr_mapped = not on_device and mapped_in and aligned_mapped_address(llr)   # the kernel reads it in place
-        llr_pinned = not on_device and not mapped_in and is_pinned(llr)        # copied to the GPU as is
-        out_bits = ticket.bits[start:stop]
-        bits_pinned = ((stop - start) * self.plan.bits_width > DIRECT_BITS_MIN and not self.plan.mapped_output
-                       and is_pinned(out_bits))
+        if on_device:
+            dev_base = llr.pointer
+        elif plan.mapped_input:
+            dev_base = aligned_mapped_address(llr)          # None: staged; else read in place
+        else:
+            dev_base = None
+            direct = is_pinned(llr) or self.registry.covers(llr)   # copied to the GPU as it lies
+        width = plan.bits_width
+        batch = ticket.bits.shape[0]
+        used = []
         for a in range(0, stop - start, self.chunk):
             b = min(a + self.chunk, stop - start)
             count = b - a
             slot = self.slots[self._next % self.streams]
             self._next += 1
-            if slot.pending is not None:
-                self.collect_slot(slot)
-            direct = bits_pinned and count * slot.bits_width > DIRECT_BITS_MIN
+            if slot.pending is not None:            # its host_out is about to be rewritten
+                self._wait(slot)
             try:
                 if on_device:
-                    dev_in = llr.pointer + a * llr.frame_bytes
+                    dev_in = dev_base + a * llr.frame_bytes
+                elif plan.mapped_input:
+                    src = llr[a:b]
+                    slot.reserve_input(src[0].nbytes)
+                    if dev_base is not None:
+                        dev_in = dev_base + a * src[0].nbytes
+                    else:
+                        slot.staged(src)
+                        dev_in = slot.dev_in        # the mapped address of the staging buffer
+                    slot.last_input, slot.last_mapped = src, (dev_in if dev_base is not None else None)
+                    staged_for_kernel = dev_base is None
                 else:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
-                    if mapped_in:
-                        if llr_mapped:
-                            dev_in = llr_mapped + a * src[0].nbytes
-                        else:
-                            slot.staged(src)
-                            dev_in = slot.dev_in        # the mapped address of the staging buffer
-                        slot.last_input, slot.last_mapped = src, (dev_in if llr_mapped else None)
-                    else:
-                        drv.memcpy_htod_async(slot.dev_in, src if llr_pinned else slot.staged(src), slot.stream)
-                        dev_in = slot.dev_in
+                    drv.memcpy_htod_async(slot.dev_in, src if direct else slot.staged(src), slot.stream)
+                    if not direct:
+                        slot.input_free.record(slot.stream)
+                        slot.staging_busy = True
+                    dev_in = slot.dev_in
                 posted = slot.resident is not None and count <= slot.resident.frames and int(dev_in) % 8 == 0
+                # mapped output: a launched kernel writes into the ticket's block where it can
+                to_ticket = ticket.out_addresses(start + a, width) if slot.mapped_out and not posted else None
                 if posted:
                     slot.resident.post(count, int(dev_in))
                 else:
-                    self.plan.launch(slot.stream, count, dev_in, kind, slot.out, slot.scratch, slot.capacity)
-                if direct:
-                    drv.memcpy_dtoh_async(out_bits[a:b], slot.out[0], slot.stream)
-                    drv.memcpy_dtoh_async(slot.host_out[:slot.flags], slot.dev_out, slot.stream)
-                elif not slot.mapped_out:       # mapped: the kernel wrote slot.host_out in place
-                    drv.memcpy_dtoh_async(slot.host_out[:slot.flags + count * slot.bits_width],
-                                          slot.dev_out, slot.stream)
+                    plan.launch(slot.stream, count, dev_in, kind, to_ticket or slot.out, slot.scratch,
+                                slot.capacity)
+                if to_ticket is None and slot.mapped_out:      # results in host_out: copied when collected
+                    slot.pending = (ticket, start + a, start + b, posted)
+                elif to_ticket is None:
+                    s, dev_bits, dev_iters, dev_flags = slot.stream, *slot.out
+                    drv.memcpy_dtoh_async(ticket.bits[start + a:start + b], dev_bits, s)
+                    drv.memcpy_dtoh_async(ticket.iterations[start + a:start + b], dev_iters, s)
+                    drv.memcpy_dtoh_async(ticket.flags[start + a:start + b], dev_flags, s)
+                if not posted:
+                    slot.done.record(slot.stream)
+                    if plan.mapped_input and not on_device and staged_for_kernel:
+                        slot.input_free.record(slot.stream)     # the kernel has read the staging buffer
+                        slot.staging_busy = True
             except drv.Error as exc:
-                raise CudaError(f"{self.where(start + a, start + b, ticket.bits.shape[0])}: {exc}") from exc
-            slot.pending = (ticket, start + a, start + b, direct, posted)
+                self._drain(used + [slot])
+                raise CudaError(f"{self.where(start + a, start + b, batch)}: {exc}") from exc
+            if slot not in used:
+                used.append(slot)
+        ticket.streams.extend((self, slot) for slot in used)
 
-    def collect_slot(self, slot: _Slot):
-        """Wait for a slot's chunk and store its results in its ticket."""
-        if slot.pending is None:
-            return
-        ticket, a, b, direct, posted = slot.pending
-        slot.pending = None
+    @staticmethod
+    def _drain(slots):
+        """After a failed call: wait (best effort) for what the slots had queued, so that no
+        copy lands in a ticket's memory after the ticket is gone."""
+        for slot in slots:
+            try:
+                slot.stream.synchronize()
+            except driver().Error:
+                pass
+
+    def _wait(self, slot: _Slot):
+        """Wait for the slot's work so far; copy its pending results into their ticket."""
+        posted = slot.pending is not None and slot.pending[3]
         try:
             if posted:
                 slot.resident.wait()
             else:
-                slot.stream.synchronize()
+                slot.done.synchronize()
         except (driver().Error, CudaError) as exc:
-            raise CudaError(f"{self.where(a, b, ticket.bits.shape[0])}: {exc}") from exc
-        slot.results_to(ticket, a, b, direct)
+            pending = slot.pending
+            where = self.where(pending[1], pending[2], pending[0].bits.shape[0]) if pending else self.plan.name
+            slot.pending = None
+            raise CudaError(f"{where}: {exc}") from exc
+        if slot.pending is not None:
+            slot.copy_results()
 
     def collect(self, ticket: Ticket):
-        """Wait for every chunk of ``ticket`` on this device (inside ``self.ctx.active()``)."""
-        for slot in self.slots:
-            if slot.pending is not None and slot.pending[0] is ticket:
-                self.collect_slot(slot)
+        """Wait for this device's streams of ``ticket`` (inside ``self.ctx.active()``)."""
+        for eng, slot in ticket.streams:
+            if eng is self:
+                self._wait(slot)
 
     def kernel_seconds(self, llr, kind, frames, repeats) -> float:
         """Median seconds of one launch of ``frames`` frames on stream slot 0 (CUDA events),
@@ -250,7 +327,7 @@ class DeviceEngine:
         slot = self.slots[0]
         frames = min(frames, slot.capacity)
         with self.ctx.active():
-            self.collect_slot(slot)
+            self._wait(slot)
             if llr is None and slot.mapped_in:
                 llr = slot.last_input
             if llr is not None:
@@ -272,8 +349,9 @@ class DeviceEngine:
         return float(np.median(times))
 
 
-class StreamDecoder:
-    """What the CUDA decoders share: engines on the devices, submit/result/decode.
+class GpuDecoder:
+    """What the CUDA decoders share: engines on the devices, the result pool,
+    submit/result/decode.
 
     A subclass sets ``code``, implements ``check_llr(llr) -> (array, kind)``,
     ``_result(ticket) -> DecodeResult`` and ``_plan(ctx) -> plan``, and calls
@@ -294,6 +372,7 @@ class StreamDecoder:
             with ctx.active():
                 plan = self._plan(ctx)
             self.engines.append(DeviceEngine(ctx, plan, self.code.name, streams, chunk_frames, default_kind))
+        self.results = ResultPool(self.engines[0].ctx)
         self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
                       if len(self.engines) > 1 else None)
         # one device, one stream with a resident kernel: small batches take _decode_posted
@@ -323,14 +402,14 @@ class StreamDecoder:
 
     # ------------------------------------------------------------------ decode
     def _ticket(self, batch, out, parts=None) -> Ticket:
-        """Result arrays of a batch and its parts: (engine, start, stop) per device, equal
-        shares unless ``parts`` is given."""
-        if out is None:
-            out = np.empty((batch, self.bits_width), np.uint8)
-        elif out.shape != (batch, self.bits_width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, self.bits_width)}, "
+        """A ticket of ``batch`` frames with its result block from the pool; ``parts``:
+        (engine, start, stop) per device, equal shares unless given."""
+        width = self.bits_width
+        if out is not None and (out.shape != (batch, width) or out.dtype != np.uint8
+                                or not out.flags.c_contiguous):
+            raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, width)}, "
                              f"got {out.dtype} {out.shape}")
-        return Ticket(out, np.empty(batch, np.int32), np.empty(batch, bool), parts or self._shares(batch))
+        return Ticket(self.results, batch, width, out, parts or self._shares(batch))
 
     def _shares(self, batch) -> tuple:
         """(engine, start, stop): the batch in equal parts over the devices."""
@@ -340,9 +419,15 @@ class StreamDecoder:
         return tuple((eng, int(a), int(b)) for eng, a, b in zip(self.engines, edges[:-1], edges[1:]) if b > a)
 
     def submit(self, llr, out=None) -> Ticket:
-        """Issue a batch and return at once; ``out`` (optional) receives the hard decisions."""
+        """Issue a batch and return at once; ``out`` (optional) receives the hard decisions.
+        ``llr`` must stay unchanged until :meth:`result` returns (it may be read in place)."""
         arr, kind = self.check_llr(llr)
+        return self.submit_checked(arr, kind, out)
+
+    def submit_checked(self, arr, kind, out=None) -> Ticket:
+        """:meth:`submit` for an array ``check_llr`` has already accepted."""
         ticket = self._ticket(arr.shape[0], out)
+        ticket.keep = arr
         for eng, a, b in ticket.parts:
             with eng.ctx.active():
                 eng.issue(ticket, a, b, arr[a:b], kind)
@@ -353,14 +438,19 @@ class StreamDecoder:
         for eng, _, _ in ticket.parts:
             with eng.ctx.active():
                 eng.collect(ticket)
+        ticket.done()
         return self._result(ticket)
 
     def decode(self, llr, out=None):
         """Decode a batch: ``result(submit(llr, out))``, devices driven from one thread each."""
         arr, kind = self.check_llr(llr)
+        return self.decode_checked(arr, kind, out)
+
+    def decode_checked(self, arr, kind, out=None):
+        """:meth:`decode` for an array ``check_llr`` has already accepted."""
+        if self._posted is not None and out is None and arr.shape[0] <= self._posted.resident.frames:
+            return self._decode_posted(arr)
         ticket = self._ticket(arr.shape[0], out)
-        if self._posted is not None and arr.shape[0] <= self._posted.resident.frames:
-            return self._decode_posted(arr, ticket)
 
         def run(part):
             eng, a, b = part
@@ -373,18 +463,21 @@ class StreamDecoder:
         else:
             for f in [self._pool.submit(run, p) for p in ticket.parts]:
                 f.result()
+        ticket.done()
         return self._result(ticket)
 
-    def _decode_posted(self, arr, ticket):
+    def _decode_posted(self, arr):
         """A batch of at most the resident kernel's ``frames`` on the only device and stream:
         posted to the running kernel under the device's lock, without the context push and
         pop, the launch and the synchronize of the general path (the context is made current
-        only if the kernel has to be launched again; :mod:`.resident`)."""
+        only if the kernel has to be launched again; :mod:`.resident`).  The results are
+        copied out of the slot's mapped buffer in one copy, which the returned arrays view."""
         eng, slot, count = self.engines[0], self._posted, arr.shape[0]
         with eng.ctx.lock:
-            if slot.pending is not None:            # a submit() not yet collected
+            if slot.pending is not None or slot.staging_busy:   # work of the general path in flight
                 with eng.ctx.active():
-                    eng.collect_slot(slot)
+                    eng._wait(slot)
+                    slot.staging_busy = False
             # the caller's page-locked array of the previous call (held here, so `is` is safe)
             address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
             slot.last_input, slot.last_mapped = arr, address
@@ -397,16 +490,21 @@ class StreamDecoder:
                 slot.resident.wait()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
-            slot.results_to(ticket, 0, count)
-        return self._result(ticket)
+            flags = slot.flags
+            copy = slot.host_out[:flags + count * slot.bits_width].copy()    # iterations, flags, bits
+        return self._make_result(copy[flags:].reshape(count, slot.bits_width), copy[:4 * count].view(np.int32),
+                                 copy[4 * slot.capacity:4 * slot.capacity + count])
+
+    def _result(self, ticket: Ticket):
+        return self._make_result(ticket.bits, ticket.iterations, ticket.flags)
 
     def decode_device(self, llr, frames: int, kind: str | None = None, device: int | None = None, out=None):
         """Decode ``frames`` frames whose LLRs are already in device memory: ``llr`` is a
         device allocation (or pointer) on device ``device`` (default: the first of this
         decoder) holding the rows one after the other, of the input ``kind`` (default
-        :attr:`device_kind`: the dtype and row length ``decode`` takes).  No copy in and
-        no finite check: the caller vouches for the values (e.g. the simulator's noise).
-        Work queued on other streams must be finished before the call."""
+        :attr:`device_kind`: the dtype and row length ``decode`` takes).  No copy in: the
+        values never visit the host (the kernels still flag non-finite ones).  Work queued
+        on other streams must be finished before the call."""
         kind = kind or self.device_kind
         matches = [e for e in self.engines if device is None or e.ctx.id == device]
         if not matches:
@@ -419,6 +517,7 @@ class StreamDecoder:
         with eng.ctx.active():
             eng.issue(ticket, 0, int(frames), DeviceInput(int(llr), eng.plan.frame_bytes(kind)), kind)
             eng.collect(ticket)
+        ticket.done()
         return self._result(ticket)
 
     def kernel_seconds(self, llr=None, frames: int | None = None, repeats: int = 5) -> float:

@@ -24,7 +24,7 @@ depth-first (copy in, kernel, copy out), ``submit``/``result``, several GPUs
 the per-device plan: the kernel, the tables and the block shape from the device's
 limits and the kernel's registers (:func:`.nb_layout.launch_shape`).
 
-Outputs are a :class:`~gpuldpc.decoders.front.DecodeResult` with the symbols (element
+Outputs are a :class:`~gpuldpc.result.DecodeResult` with the symbols (element
 integers) in ``bits``, the information symbols in ``info``, iterations and syndrome
 flags per frame, as the reference decoders give them.
 """
@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decoders.front import check_finite, make_result
+from ..result import make_result
 from .context import CudaError, DeviceContext
 from .driver import driver
-from .engine import StreamDecoder
+from .engine import GpuDecoder
+from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
 
@@ -138,7 +139,7 @@ class _NbPlan:
                                       shared_size=self.shape.shared)
 
 
-class NbCudaDecoder(StreamDecoder):
+class NbCudaDecoder(GpuDecoder):
     """GF(q) LDPC decoder on one or several CUDA devices (the engine: :mod:`.engine`).
 
     Parameters
@@ -166,16 +167,13 @@ class NbCudaDecoder(StreamDecoder):
         Block shape keeping the most rows in flight per multiprocessor, or the most rows
         per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
         one frame over many multiprocessors (:class:`.nb_frame.NbFrameKernel`).
-    check_finite : bool
-        Reject NaN and infinite LLRs (ValueError naming the frames).
     """
 
     device_kind = "symbols"
 
     def __init__(self, code, algorithm: str = "minmax", schedule: str = "layered", max_iterations: int = 10,
                  early_stop: bool = True, *, devices="all", streams: int | None = None,
-                 chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput",
-                 check_finite: bool = True):
+                 chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput"):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
         if schedule not in SCHEDULES:
@@ -189,7 +187,6 @@ class NbCudaDecoder(StreamDecoder):
         self.schedule = "flooding" if algorithm == "fft-spa" else schedule
         self.max_iterations = int(max_iterations)
         self.early_stop = bool(early_stop)
-        self.check_finite = bool(check_finite)
         self.units, self.preset = units, preset
         flooding = self.schedule == "flooding"
         self.groups = (layout.flood_ptr, layout.flood_rows) if flooding else (layout.layer_ptr, layout.layer_rows)
@@ -201,6 +198,13 @@ class NbCudaDecoder(StreamDecoder):
 
     def _plan(self, ctx) -> _NbPlan:
         return _NbPlan(ctx, self)
+
+    def pinned_llr(self, batch: int, kind: str = "symbols") -> np.ndarray:
+        """A page-locked LLR array that ``decode`` copies as is: symbol LLRs [batch, n, q],
+        or with ``kind="bits"`` bit LLRs [batch, n*m]."""
+        lay = self.layout
+        shape = (batch, lay.n * lay.bits_per_symbol) if kind == "bits" else (batch, lay.n, lay.q)
+        return pinned_empty(shape, np.float32, self.engines[0].ctx)
 
     @property
     def shape(self):
@@ -234,13 +238,12 @@ class NbCudaDecoder(StreamDecoder):
         else:
             raise ValueError(f"code {self.code.name!r}: LLRs must be symbol LLRs [batch, {n}, {q}] or bit "
                              f"LLRs [batch, {n * m}] (n*m, m = {m} bits per symbol), got shape {arr.shape}")
-        arr = np.ascontiguousarray(arr, dtype=np.float32)
-        if self.check_finite:
-            check_finite(arr, self.code.name)
-        return arr, kind
+        return np.ascontiguousarray(arr, dtype=np.float32), kind
 
-    def _result(self, ticket):
-        return make_result(self.code, ticket.bits, ticket.iterations, ticket.valid)
+    def _make_result(self, bits, iterations, flags):
+        """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
+        bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`)."""
+        return make_result(self.code, bits, iterations, (flags & 1).view(bool), flags > 1)
 
     def __repr__(self):
         return (f"NbCudaDecoder({self.code.name!r}, {self.algorithm!r}, {self.schedule!r}, "
@@ -274,14 +277,3 @@ def bit_llr_to_symbol_llr(bit_llr, q: int, device: int = 0) -> np.ndarray:
         except drv.Error as exc:
             raise CudaError(f"kernel nb_bits_to_symbol_llr ({symbols} symbols of GF({q})): {exc}") from exc
     return out
-
-
-def make(code, settings) -> NbCudaDecoder:
-    """The GF(q) CUDA decoder for validated ``front.Settings`` (for gpuldpc.decoders.cuda to call)."""
-    options = dict(settings.options)
-    known = ("devices", "streams", "chunk_frames", "units", "preset")
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown GF(q) cuda option(s) {unknown}; known: {', '.join(known)}")
-    return NbCudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
-                         settings.early_stop, check_finite=False, **options)

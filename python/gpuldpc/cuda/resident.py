@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-from .context import CudaError, mapped_address, pinned_empty
+from .context import CudaError
+from .host_memory import mapped_address, pinned_empty
 from .driver import driver
 
 IDLE_NS = 1_000_000          # the kernel leaves after 1 ms without a request ...

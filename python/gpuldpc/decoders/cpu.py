@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _native
-from .front import BackendUnavailable, make_result
+from ..errors import BackendUnavailable
+from ..result import make_result
 
 DEFAULT_LLR_SCALE = {"float32": 1.0, "int16": 64.0, "int8": 6.0}
 """Fixed-point LLR unit per precision: integer = round(L * scale), saturated."""
@@ -98,12 +99,12 @@ class CpuDecoder:
     # serial pass in the front door, which then skips its own check).
     checks_finite = True
 
-    def decode(self, llr: np.ndarray):
+    def decode(self, llr: np.ndarray, out=None):
         try:
             bits, iterations, valid = self._impl.decode(llr)
         except ValueError as exc:
             raise ValueError(f"code {self.code.name!r}: {exc}") from None
-        return make_result(self.code, bits, iterations, valid)
+        return make_result(self.code, bits, iterations, valid, out=out)
 
 
 def _binary(core, code, settings):

@@ -8,73 +8,94 @@ Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 ``frames_per_block`` (see :mod:`gpuldpc.cuda.tuning`), ``packed`` (transfer the
 hard decisions packed; they are unpacked on the host for the DecodeResult),
 ``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
-copied to the GPU as it is).  Messages are computed in float32
+copied to the GPU as it is), ``llr_scale``, ``resident``.  Messages are computed in float32
 (``precision="float32"``) or, for binary min-sum, in IEEE binary16 with two frames
 a thread (``precision="float16"``: the reference decoder's float16 bits, see
-:class:`gpuldpc.cuda.CudaDecoder`).  GF(q) codes: the options of
-:func:`gpuldpc.cuda.nb_decoder.make`; bit LLRs [batch, n*m] are converted to
-symbol LLRs on the GPU.
+:class:`gpuldpc.cuda.CudaDecoder`).  GF(q) codes: ``devices``, ``streams``,
+``chunk_frames``, ``units``, ``preset`` (:class:`gpuldpc.cuda.nb_decoder.NbCudaDecoder`);
+bit LLRs [batch, n*m] are converted to symbol LLRs on the GPU.
+
+A thin adapter (:class:`_Backend`) hands the arrays the front door has checked straight
+to the decoder's ``decode_checked``/``submit_checked`` (no second check), and unpacks the
+bits of ``packed=True``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .front import BackendUnavailable, DecodeResult, make_result
+from ..errors import BackendUnavailable
+from ..result import make_result
 
-_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype",
-            "resident")
+_BINARY_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype",
+                   "llr_scale", "resident")
+_NB_OPTIONS = ("devices", "streams", "chunk_frames", "units", "preset")
 
 
-class CudaBackend:
-    """Adapter: validated LLRs in, unpacked DecodeResult out."""
+class _Backend:
+    """The front door's view of a CUDA decoder: checked arrays in, DecodeResult out."""
 
     def __init__(self, decoder):
         self.decoder = decoder
-        self.llr_dtypes = (np.dtype(decoder.llr_np_dtype),)
+        self.llr_dtypes = (np.dtype(getattr(decoder, "llr_np_dtype", np.float32)),)
+        self.accepts_bit_llr = not decoder.code.is_binary
+        self._unpack = getattr(decoder, "packed", False)
+        self.pinned_llr = decoder.pinned_llr
+        self.preferred_batch = decoder.preferred_batch
+        self.close = decoder.close
 
-    def decode(self, llr) -> DecodeResult:
-        return self._unpacked(self.decoder.decode(llr))
+    def _kind(self, arr) -> str:
+        if self.decoder.code.is_binary:
+            return "llr"
+        return "bits" if arr.ndim == 2 else "symbols"
 
-    def decode_device(self, llr, frames: int) -> DecodeResult:
-        """LLRs already in device memory (:meth:`gpuldpc.cuda.StreamDecoder.decode_device`)."""
+    def decode(self, arr, out=None):
+        return self._unpacked(self.decoder.decode_checked(arr, self._kind(arr), out))
+
+    def submit(self, arr, out=None):
+        return self.decoder.submit_checked(arr, self._kind(arr), out)
+
+    def result(self, ticket):
+        return self._unpacked(self.decoder.result(ticket))
+
+    def decode_device(self, llr, frames: int):
         return self._unpacked(self.decoder.decode_device(llr, frames))
 
-    def _unpacked(self, res) -> DecodeResult:
-        if not self.decoder.packed:
+    def _unpacked(self, res):
+        if not self._unpack:
             return res
         code = self.decoder.code
-        return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid)
+        return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid,
+                           res.bad_llr)
 
-    def pinned_llr(self, frames: int) -> np.ndarray:
-        return self.decoder.pinned_llr(frames)
 
-    def preferred_batch(self, preset: str) -> int:
-        """One wave of every device (latency), or all streams of every device busy (throughput)."""
-        return self.decoder.preferred_batch(preset)
+def _check_options(options, known, what):
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {what} option(s) {unknown}; known: {', '.join(known)}")
 
 
 def make(code, settings):
-    """Build the CUDA decoder for ``code`` and validated ``settings`` (front.Settings)."""
+    """Build the CUDA decoder for ``code`` and validated ``settings`` (gpuldpc.settings.Settings)."""
     from ..cuda import CudaDecoder, NotQuasiCyclic, driver
 
     if settings.precision not in ("float32", "float16") or (settings.precision != "float32"
                                                              and not code.is_binary):
         raise BackendUnavailable(f"the cuda backend computes messages in float32 (binary min-sum also in "
                                  f"float16); precision={settings.precision!r} is not offered (int8/float16 "
-                                 "LLR input: gpuldpc.cuda.CudaDecoder(llr_dtype=...))")
+                                 "LLR input: llr_dtype='int8' / 'float16')")
     if not code.is_binary:
+        _check_options(settings.options, _NB_OPTIONS, "GF(q) cuda")
         driver()
-        from ..cuda import nb_decoder
+        from ..cuda.nb_decoder import NbCudaDecoder
 
-        return nb_decoder.make(code, settings)
-    unknown = sorted(set(settings.options) - set(_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown cuda backend option(s) {unknown}; known: {', '.join(_OPTIONS)}")
+        return _Backend(NbCudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
+                                      settings.early_stop, **settings.options))
+    _check_options(settings.options, _BINARY_OPTIONS, "cuda backend")
     driver()
     try:
         dec = CudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
-                          check_finite=False, **settings.options)
+                          **settings.options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
-    return CudaBackend(dec)
+    return _Backend(dec)

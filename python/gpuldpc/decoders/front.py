@@ -1,83 +1,76 @@
-"""The decoder front door: ``gl.Decoder(code, ...)`` and ``DecodeResult``.
+"""The decoder front door: ``gl.Decoder(code, ...)``, the way in for every user.
 
-One object checks every argument once, picks a backend and checks every LLR
-array handed to ``decode``; the backends (``reference``, ``cpu``, ``cuda``)
-receive validated settings and validated, contiguous float32 arrays.
+One object checks every argument once, picks a backend and checks the shape and dtype
+of every LLR array handed to ``decode``/``submit``; the backends (``reference``,
+``cpu``, ``cuda``) receive validated settings and validated, contiguous arrays, and
+make no second pass over them: non-finite LLRs are found where each backend loads them
+(:mod:`gpuldpc.bad_llr`), and the decoder's ``on_bad_llr`` policy is applied to the
+flags they return.
 
 LLR convention (DESIGN.md): binary ``L = ln(P(bit=0)/P(bit=1))`` (positive means
 0), shape [batch, n]; GF(q) ``L_n(a) = ln(P(x_n = s_n)/P(x_n = a)) >= 0`` with 0 at
 the most likely symbol, shape [batch, n, q].
+
+Backend interface (what ``make(code, settings)`` of a backend module returns):
+``decode(llr, out) -> DecodeResult``; optionally ``submit(llr, out) -> handle`` and
+``result(handle)`` (else :meth:`Decoder.submit` runs ``decode`` on a worker thread),
+``llr_dtypes``, ``accepts_bit_llr``, ``pinned_llr``, ``preferred_batch``,
+``decode_device``, ``close``.
 """
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import importlib
-import os
-from typing import NamedTuple
+import threading
 
 import numpy as np
 
+from .. import bad_llr
 from ..codes.code import Code
-
-BINARY_ALGORITHMS = ("nms", "oms", "spa")
-NB_ALGORITHMS = ("minmax", "mmma", "fft-spa")
-SCHEDULES = ("layered", "flooding")
-PRECISIONS = ("float32", "float16", "int16", "int8")
-BACKENDS = ("auto", "cuda", "cpu", "reference")
+from ..errors import BackendUnavailable
+from ..result import DecodeResult, make_result  # noqa: F401  (re-exported: gpuldpc.decoders)
+from ..settings import (BACKENDS, BINARY_ALGORITHMS, NB_ALGORITHMS, PRECISIONS, SCHEDULES,  # noqa: F401
+                        Settings, check_choice)
 
 # backend name -> module (inside gpuldpc.decoders) whose ``make(code, settings)``
-# returns an object with ``decode(llr) -> DecodeResult``.
+# returns the backend object (see the module docstring).
 _BACKEND_MODULES = {
     "reference": "gpuldpc.decoders.reference",
     "cpu": "gpuldpc.decoders.cpu",
     "cuda": "gpuldpc.decoders.cuda",
 }
+_MINMAX = ("minmax", "mmma")
 
 
-class DecodeResult(NamedTuple):
-    """What ``Decoder.decode`` returns (numpy arrays, first axis = frame).
-
-    bits : uint8 [batch, n]
-        Hard decisions (bits, or GF(q) symbols as element integers).
-    info : uint8 [batch, k]
-        The information part, ``bits[:, code.info_positions]`` (``bits[:, :k]``
-        for every systematic code).
-    iterations : int32 [batch]
-        Iterations run per frame (with early stop: the iteration whose
-        decisions satisfied every check; without: ``max_iterations``).
-    valid : bool [batch]
-        Syndrome of ``bits`` is zero.
-    """
-
-    bits: np.ndarray
-    info: np.ndarray
-    iterations: np.ndarray
-    valid: np.ndarray
+def default_schedule(code: Code, algorithm: str, options: dict) -> str:
+    """``schedule=None``: "layered", except GF(q) Min-Max with ``preset="latency"``:
+    "flooding", the schedule of the one-frame GPU kernel (:mod:`gpuldpc.cuda.nb_frame`),
+    the fastest path to a lone GF(q) frame (every backend then runs flooding, so all
+    give the same numbers)."""
+    if not code.is_binary and algorithm in _MINMAX and options.get("preset") == "latency":
+        return "flooding"
+    return "layered"
 
 
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    """Validated decoder settings handed to a backend."""
+class Ticket:
+    """A batch handed to :meth:`Decoder.submit`; :meth:`result` waits for its DecodeResult.
 
-    algorithm: str
-    schedule: str
-    max_iterations: int
-    early_stop: bool
-    alpha: float
-    beta: float
-    precision: str
-    threads: int | None
-    options: dict
+    Tickets are independent: collect them in any order, each gives its own frames in
+    their input order.  The LLR array must stay unchanged until :meth:`result` returns
+    (the GPU may read it where it lies)."""
 
+    __slots__ = ("_decoder", "_handle", "_wait", "_result")
 
-class BackendUnavailable(RuntimeError):
-    """The requested backend cannot run here (no GPU, no compiled module)."""
+    def __init__(self, decoder: "Decoder", handle, wait):
+        self._decoder, self._handle, self._wait, self._result = decoder, handle, wait, None
 
-
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}")
+    def result(self) -> DecodeResult:
+        """The decoded batch (waits for it; raises what decoding raised, e.g. the
+        ``on_bad_llr="raise"`` ValueError)."""
+        if self._result is None:
+            self._result = self._decoder._finish(self._wait(self._handle))
+            self._handle = None
+        return self._result
 
 
 class Decoder:
@@ -92,7 +85,9 @@ class Decoder:
         ``"oms"`` (offset min-sum, offset ``beta``), ``"spa"`` (log-domain
         sum-product).  GF(q) codes: ``"minmax"``, ``"mmma"``, ``"fft-spa"``.
         Default ``"nms"`` / ``"minmax"``.
-    schedule : {"layered", "flooding"}
+    schedule : {"layered", "flooding"} or None
+        None: :func:`default_schedule` ("layered"; "flooding" for GF(q) Min-Max with
+        ``preset="latency"``).
     max_iterations : int >= 1
     early_stop : bool
         Stop a frame as soon as its hard decisions satisfy every check.
@@ -109,23 +104,30 @@ class Decoder:
         else ``reference``; "int16", "int8" on ``cpu``.
     threads : int or None
         Worker threads (cpu backend); None = all cores.
+    on_bad_llr : {"raise", "erase"}
+        Frames whose LLRs hold NaN or +-inf (:mod:`gpuldpc.bad_llr`): ``"raise"``
+        ValueError naming them, after the decode; ``"erase"``: decoded with NaN as 0
+        and +-inf saturated, marked in ``DecodeResult.bad_llr``.
     **options
         Backend-specific options (e.g. ``devices``, ``streams``, ``preset``).
     """
 
-    def __init__(self, code: Code, algorithm: str | None = None, schedule: str = "layered",
+    def __init__(self, code: Code, algorithm: str | None = None, schedule: str | None = None,
                  max_iterations: int = 10, early_stop: bool = True, backend: str = "auto",
                  alpha: float = 0.75, beta: float = 0.5, precision: str = "float32",
-                 threads: int | None = None, **options):
+                 threads: int | None = None, on_bad_llr: str = "raise", **options):
         if not isinstance(code, Code):
             raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)), got {type(code).__name__}")
         algorithms = BINARY_ALGORITHMS if code.is_binary else NB_ALGORITHMS
         if algorithm is None:
             algorithm = algorithms[0]
-        _check_choice("algorithm", algorithm, algorithms)
-        _check_choice("schedule", schedule, SCHEDULES)
-        _check_choice("backend", backend, BACKENDS)
-        _check_choice("precision", precision, PRECISIONS)
+        check_choice("algorithm", algorithm, algorithms)
+        if schedule is None:
+            schedule = default_schedule(code, algorithm, options)
+        check_choice("schedule", schedule, SCHEDULES)
+        check_choice("backend", backend, BACKENDS)
+        check_choice("precision", precision, PRECISIONS)
+        check_choice("on_bad_llr", on_bad_llr, bad_llr.POLICIES)
         if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) \
                 or max_iterations < 1:
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
@@ -137,8 +139,14 @@ class Decoder:
             raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
         self.code = code
         self.settings = Settings(algorithm, schedule, int(max_iterations), bool(early_stop),
-                                 float(alpha), float(beta), precision, threads, dict(options))
+                                 float(alpha), float(beta), precision, threads, dict(options), on_bad_llr)
         self.backend, self._impl = self._make_backend(backend)
+        self._raise = on_bad_llr == "raise"
+        self._dtypes = getattr(self._impl, "llr_dtypes", (np.dtype(np.float32),))
+        self._shapes = ((code.n,),) if code.is_binary else ((code.n, code.q), (code.n * code.bits_per_symbol,))
+        self._bit_llr_on_host = not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False)
+        self._worker = None
+        self._worker_lock = threading.Lock()
 
     def _make_backend(self, backend):
         order = ("cuda", "cpu", "reference") if backend == "auto" else (backend,)
@@ -165,69 +173,107 @@ class Decoder:
     def max_iterations(self) -> int:
         return self.settings.max_iterations
 
+    @property
+    def on_bad_llr(self) -> str:
+        return self.settings.on_bad_llr
+
     def check_llr(self, llr) -> np.ndarray:
         """Validate an LLR array; return it C-contiguous, shape [batch, ...].
 
         Binary codes: [batch, n].  GF(q) codes: symbol LLRs [batch, n, q], or the
         bit LLRs of the binary image [batch, n*m] (m = log2 q, bit order of
-        :mod:`gpuldpc.gf`), converted here by
-        :func:`gpuldpc.channel.bit_llr_to_symbol_llr` unless the backend takes
-        them as they are (``accepts_bit_llr``: cuda converts on the GPU).
+        :mod:`gpuldpc.gf`), which the cuda backend converts on the GPU.
         Floating-point input becomes float32 unless the backend takes its dtype
         as is (``llr_dtypes`` of the backend, e.g. float16 or int8 for cuda).
+        No pass over the values: see :mod:`gpuldpc.bad_llr`.
         """
-        code = self.code
-        arr = np.asarray(llr)
-        accepted = getattr(self._impl, "llr_dtypes", (np.dtype(np.float32),))
+        arr = llr if type(llr) is np.ndarray else np.asarray(llr)
+        accepted = self._dtypes
         if arr.dtype not in accepted and arr.dtype.kind != "f":
             names = ", ".join(str(np.dtype(d)) for d in accepted)
             raise TypeError(f"LLRs must be floating point ({names} for backend {self.backend!r}), "
                             f"got dtype {arr.dtype}")
-        shapes = [(code.n,)] if code.is_binary else [(code.n, code.q), (code.n * code.bits_per_symbol,)]
-        if any(arr.shape == s for s in shapes):
+        shapes = self._shapes
+        if arr.shape in shapes:
             arr = arr[None]
-        if arr.ndim < 2 or tuple(arr.shape[1:]) not in shapes:
+        if arr.ndim < 2 or arr.shape[1:] not in shapes:
             wanted = " or ".join("[batch, " + ", ".join(map(str, s)) + "]" for s in shapes)
-            raise ValueError(f"code {code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
-        arr = np.ascontiguousarray(arr, dtype=arr.dtype if arr.dtype in accepted else np.float32)
-        if not getattr(self._impl, "checks_finite", False):     # else the backend raises the same
-            check_finite(arr, code.name)
-        if arr.ndim == 2 and not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False):
-            from ..channel import bit_llr_to_symbol_llr
+            raise ValueError(f"code {self.code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
+        if arr.dtype not in accepted:
+            return np.ascontiguousarray(arr, dtype=np.float32)
+        return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
 
-            arr = bit_llr_to_symbol_llr(arr, code.q)
-        return arr
+    def decode(self, llr, out: np.ndarray | None = None) -> DecodeResult:
+        """Decode a batch of frames; see the class docstring for the conventions.
 
-    def decode(self, llr) -> DecodeResult:
-        """Decode a batch of frames; see the class docstring for the conventions."""
-        return self._impl.decode(self.check_llr(llr))
+        ``out`` (optional): a C-contiguous uint8 array [batch, n] that receives the hard
+        decisions (``DecodeResult.bits`` is then ``out``).
+        """
+        arr = self.check_llr(llr)
+        if self._bit_llr_on_host and arr.ndim == 2:
+            return self._decode_bits_on_host(arr, out)
+        return self._finish(self._impl.decode(arr, out))
+
+    def submit(self, llr, out: np.ndarray | None = None) -> Ticket:
+        """Hand a batch over and return at once: ``submit(llr).result() == decode(llr)``.
+
+        A producer overlaps with decoding: while the backend decodes one batch, the caller
+        prepares the next (several tickets may be outstanding).  ``llr`` must stay
+        unchanged until the ticket's ``result()`` returns.
+        """
+        arr = self.check_llr(llr)
+        own = getattr(self._impl, "submit", None)
+        if own is not None and not (self._bit_llr_on_host and arr.ndim == 2):
+            return Ticket(self, own(arr, out), self._impl.result)
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = concurrent.futures.ThreadPoolExecutor(1, "gpuldpc-decode")
+        run = self._decode_bits_on_host if self._bit_llr_on_host and arr.ndim == 2 else self._impl.decode
+        return Ticket(self, self._worker.submit(run, arr, out), concurrent.futures.Future.result)
+
+    def _finish(self, res: DecodeResult) -> DecodeResult:
+        """The ``on_bad_llr`` policy on a backend's result."""
+        if self._raise and res.bad_llr.any():
+            bad_llr.check(self.code.name, res.bad_llr)
+        return res
+
+    def _decode_bits_on_host(self, arr, out):
+        """GF(q) bit LLRs for a backend that takes symbol LLRs: the bad-LLR rule on the bits
+        (as the GPU applies it), then the conversion of :func:`gpuldpc.channel.bit_llr_to_symbol_llr`."""
+        from ..channel import bit_llr_to_symbol_llr
+
+        clean, bad = bad_llr.sanitized(arr)
+        res = self._impl.decode(bit_llr_to_symbol_llr(clean, self.code.q), out)
+        return self._finish(res._replace(bad_llr=res.bad_llr | bad))
 
     def decode_device(self, llr, frames: int) -> DecodeResult:
         """Decode ``frames`` frames whose LLRs are already on the GPU (cuda backend only).
 
         ``llr``: a device allocation (PyCUDA ``DeviceAllocation`` or an integer device
         pointer) on the decoder's first device holding the frames one after the
-        other: float32 [frames, n] for binary codes (the backend's ``llr_dtype``),
-        symbol LLRs float32 [frames, n, q] for GF(q) codes.  No copy in and no finite
-        check (the values never visit the host): for pipelines whose LLRs are made on
-        the GPU, such as the simulator's noise (:mod:`gpuldpc.sim.gpu_channel`).
+        other: [frames, n] of the backend's LLR dtype for binary codes, symbol LLRs
+        float32 [frames, n, q] for GF(q) codes.  No copy in (the values never visit
+        the host): for pipelines whose LLRs are made on the GPU, such as the
+        simulator's noise (:mod:`gpuldpc.sim.gpu_channel`).
         """
         own = getattr(self._impl, "decode_device", None)
         if own is None:
             raise TypeError(f"decode_device needs the cuda backend; this decoder runs on {self.backend!r}: "
                             "hand host arrays to decode()")
-        return own(llr, frames)
+        return self._finish(own(llr, frames))
 
-    def pinned_llr(self, frames: int) -> np.ndarray:
+    def pinned_llr(self, frames: int, bit_llr: bool = False) -> np.ndarray:
         """An LLR array [frames, ...] that ``decode`` takes without staging it.
 
         Page-locked memory for the cuda backend (copied to the GPU as is);
-        ordinary memory for the others.
+        ordinary memory for the others.  GF(q) codes: symbol LLRs [frames, n, q], or
+        with ``bit_llr=True`` bit LLRs [frames, n*m].
         """
         own = getattr(self._impl, "pinned_llr", None)
         if own is not None:
-            return own(frames)
-        tail = (self.code.n,) if self.code.is_binary else (self.code.n, self.code.q)
+            return own(frames) if self.code.is_binary else own(frames, "bits" if bit_llr else "symbols")
+        tail = ((self.code.n,) if self.code.is_binary else
+                (self.code.n * self.code.bits_per_symbol,) if bit_llr else (self.code.n, self.code.q))
         return np.empty((frames,) + tail, np.float32)
 
     def preferred_batch(self, preset: str = "throughput") -> int:
@@ -237,56 +283,27 @@ class Decoder:
         or one SIMD chunk); ``throughput``: enough to overlap copies and kernels
         over all streams (or all threads).
         """
-        _check_choice("preset", preset, ("latency", "throughput"))
+        check_choice("preset", preset, ("latency", "throughput"))
         own = getattr(self._impl, "preferred_batch", None)
         return int(own(preset)) if own is not None else (1 if preset == "latency" else 64)
+
+    def close(self):
+        """Release the backend's resources (worker thread, GPU buffers and resident kernels)."""
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
+        own = getattr(self._impl, "close", None)
+        if own is not None:
+            own()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def __repr__(self):
         s = self.settings
         return (f"Decoder({self.code.name!r}, algorithm={s.algorithm!r}, schedule={s.schedule!r}, "
                 f"max_iterations={s.max_iterations}, early_stop={s.early_stop}, "
-                f"backend={self.backend!r})")
-
-
-_FINITE_CHUNK = 1 << 22          # elements per reduction in check_finite
-_finite_pool = None
-
-
-def _chunk_sum(flat, start):
-    return float(np.add.reduce(flat[start:start + _FINITE_CHUNK], dtype=np.float64))
-
-
-def check_finite(arr: np.ndarray, name: str) -> None:
-    """Raise ValueError naming the frames when ``arr`` holds NaN or +-inf.
-
-    One pass without temporaries: a NaN or infinity makes the (float64) sum of a
-    chunk non-finite, and finite float32 values cannot overflow a float64 sum.
-    Large arrays are reduced in chunks on a thread pool (NumPy releases the GIL),
-    so the check stays far from being the bottleneck of a GPU decode.
-    """
-    if arr.dtype.kind != "f" or arr.size == 0:
-        return
-    flat = arr.reshape(-1)
-    starts = range(0, flat.size, _FINITE_CHUNK)
-    if len(starts) > 1:
-        global _finite_pool
-        if _finite_pool is None:
-            _finite_pool = concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1),
-                                                                 "gpuldpc-check")
-        total = sum(_finite_pool.map(lambda s: _chunk_sum(flat, s), starts))
-    else:
-        total = _chunk_sum(flat, 0)
-    if not np.isfinite(total):
-        bad = np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(axis=1))
-        raise ValueError(f"code {name!r}: LLRs contain NaN or infinite values "
-                         f"(frames {bad[:8].tolist()}{'...' if bad.size > 8 else ''})")
-
-
-def make_result(code: Code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray) -> DecodeResult:
-    """Assemble a DecodeResult from a backend's arrays (info at ``code.info_positions``)."""
-    bits = np.ascontiguousarray(bits, dtype=np.uint8)
-    pos = code.info_positions
-    # pos is sorted: it is 0..k-1 exactly when its last entry is k-1.
-    info = bits[:, :code.k] if pos[-1] == code.k - 1 else bits[:, pos]
-    return DecodeResult(bits, info, np.asarray(iterations, dtype=np.int32),
-                        np.asarray(valid, dtype=bool))
+                f"backend={self.backend!r}, on_bad_llr={s.on_bad_llr!r})")

@@ -58,7 +58,7 @@ value by value (``reference.make(code, gl.Decoder(...).settings)``).
 """
 from __future__ import annotations
 
-from .front import BackendUnavailable
+from ..errors import BackendUnavailable
 from .reference_binary import BinaryReferenceDecoder
 from .reference_nb import MinMaxReferenceDecoder
 

@@ -51,26 +51,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..float16 import HALF_LLR_MAX, HALF_R_MAX, check_half_range
 from .reference_graph import ScheduledDecoder
 
 SPA_MAX_LLR = 30.0
 _P_MAX = np.tanh(SPA_MAX_LLR / 2.0)
-
-HALF_LLR_MAX = 2048.0      # float16: |channel LLR| clamp (kernels/qc_decode.cu kHalfLlrMax)
-HALF_R_MAX = 2048.0        # float16: |R| clamp (kHalfRMax2)
-FLOAT16_MAX = 65504.0      # largest finite float16
-
-
-def check_half_range(code):
-    """Raise ValueError unless ``HALF_LLR_MAX + dv * HALF_R_MAX <= 65504`` for the largest
-    column weight ``dv`` of ``code``: the bound on the float16 posteriors."""
-    dv = int(np.bincount(code.H.indices, minlength=code.n).max())
-    bound = HALF_LLR_MAX + dv * HALF_R_MAX
-    if bound > FLOAT16_MAX:
-        raise ValueError(f"code {code.name!r}: precision='float16' keeps |L| <= {HALF_LLR_MAX:g} + dv x "
-                         f"{HALF_R_MAX:g}, which for its column weight dv = {dv} is {bound:g}, over the float16 "
-                         f"maximum {FLOAT16_MAX:g} (column weight <= "
-                         f"{int((FLOAT16_MAX - HALF_LLR_MAX) // HALF_R_MAX)} fits); use precision='float32'")
 
 
 def channel_llr(llr, precision="float32"):

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..gf import GF
-from .front import make_result
+from .. import bad_llr
+from ..result import make_result
 from .reference_graph import TannerGraph, run_iterations
 
 _TINY = 1e-300
@@ -127,11 +128,10 @@ class FftSpaReferenceDecoder:
         if llr.ndim != 3 or llr.shape[1:] != shape:
             raise ValueError(f"code {self.code.name!r}: LLRs must have shape [batch, {shape[0]}, "
                              f"{shape[1]}], got {llr.shape}")
-        if not np.isfinite(llr).all():
-            raise ValueError(f"code {self.code.name!r}: LLRs contain NaN or infinite values")
+        llr, bad = bad_llr.sanitized(llr)
         pch = channel_probabilities(llr)
         r = np.full((llr.shape[0], self.graph.num_edges, self.code.q), 1.0 / self.code.q)
         s = self.settings
         bits, iterations, valid = run_iterations({"pch": pch, "r": r}, self._iteration, self._decisions,
                                                  self._satisfied, s.max_iterations, s.early_stop)
-        return make_result(self.code, bits, iterations, valid)
+        return make_result(self.code, bits, iterations, valid, bad)

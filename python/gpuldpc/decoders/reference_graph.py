@@ -21,7 +21,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .front import make_result
+from .. import bad_llr
+from ..result import make_result
 
 
 class CheckBlock(NamedTuple):
@@ -234,10 +235,12 @@ class ScheduledDecoder:
             state = self._iteration(state)
         return state["post"]
 
-    def decode(self, llr):
-        """Decode validated float32 LLRs; see :mod:`gpuldpc.decoders.reference`."""
+    def decode(self, llr, out=None):
+        """Decode validated float32 LLRs (non-finite ones by the rule of :mod:`gpuldpc.bad_llr`);
+        see :mod:`gpuldpc.decoders.reference`."""
         s = self.settings
+        llr, bad = bad_llr.sanitized(llr)
         bits, iterations, valid = run_iterations(
             self._initial_state(llr), self._iteration, lambda st: self._decisions(st["post"]),
             self._satisfied, s.max_iterations, s.early_stop)
-        return make_result(self.code, bits, iterations, valid)
+        return make_result(self.code, bits, iterations, valid, bad, out)

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from ..codes.code import Code
-from ..decoders.front import BACKENDS, BINARY_ALGORITHMS, NB_ALGORITHMS, SCHEDULES
+from ..settings import BACKENDS, BINARY_ALGORITHMS, NB_ALGORITHMS, SCHEDULES
 from .noise import ebn0_mdb
 
 __all__ = ["SimError", "parse_ebn0", "load_code", "RunSpec", "Budget", "CampaignSpec"]

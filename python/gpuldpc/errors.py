@@ -1,0 +1,16 @@
+"""The exceptions every layer of gpuldpc shares (a leaf module: it imports nothing).
+
+* :class:`CodeError` -- a code description is inconsistent (raised where a code is
+  built or encoded, :mod:`gpuldpc.codes`, :mod:`gpuldpc.encode`);
+* :class:`BackendUnavailable` -- a decoder backend cannot run here (no GPU, no PyCUDA,
+  no compiled module, a setting the backend does not offer); ``gl.Decoder(...,
+  backend="auto")`` catches it and moves on to the next backend.
+"""
+
+
+class CodeError(ValueError):
+    """A code description is inconsistent (raised at construction)."""
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested backend cannot run here (no GPU, no compiled module)."""

@@ -1,0 +1,52 @@
+"""What a decoder returns: :class:`DecodeResult`, and :func:`make_result` that every
+backend uses to build one."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class DecodeResult(NamedTuple):
+    """What ``Decoder.decode`` returns (numpy arrays, first axis = frame).
+
+    bits : uint8 [batch, n]
+        Hard decisions (bits, or GF(q) symbols as element integers).
+    info : uint8 [batch, k]
+        The information part, ``bits[:, code.info_positions]`` (``bits[:, :k]``
+        for every systematic code).
+    iterations : int32 [batch]
+        Iterations run per frame (with early stop: the iteration whose
+        decisions satisfied every check; without: ``max_iterations``).
+    valid : bool [batch]
+        Syndrome of ``bits`` is zero.
+    bad_llr : bool [batch]
+        The frame's LLRs held NaN or +-inf, decoded as erased / saturated
+        (:mod:`gpuldpc.bad_llr`); only ever True with ``on_bad_llr="erase"``
+        (the default policy raises instead).
+    """
+
+    bits: np.ndarray
+    info: np.ndarray
+    iterations: np.ndarray
+    valid: np.ndarray
+    bad_llr: np.ndarray
+
+
+def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray,
+                bad_llr: np.ndarray | None = None, out: np.ndarray | None = None) -> DecodeResult:
+    """Assemble a DecodeResult from a backend's arrays (info at ``code.info_positions``;
+    ``bad_llr`` None: no frame had bad LLRs; ``out``: the caller's array for the bits,
+    checked and filled here)."""
+    if out is not None:
+        if out.shape != np.shape(bits) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous uint8 array of shape {np.shape(bits)}, "
+                             f"got {out.dtype} {out.shape}")
+        np.copyto(out, bits)
+        bits = out
+    bits = np.ascontiguousarray(bits, dtype=np.uint8)
+    pos = code.info_positions
+    # pos is sorted: it is 0..k-1 exactly when its last entry is k-1.
+    info = bits[:, :code.k] if pos[-1] == code.k - 1 else bits[:, pos]
+    bad = np.zeros(bits.shape[0], bool) if bad_llr is None else np.asarray(bad_llr, dtype=bool)
+    return DecodeResult(bits, info, np.asarray(iterations, dtype=np.int32), np.asarray(valid, dtype=bool), bad)
