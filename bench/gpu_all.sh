@@ -18,7 +18,14 @@ want() { [[ " $stages " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
     --format=csv > "$OUT/smi.txt" 2>&1
 t0=$SECONDS
-gpuldpc_build_core || exit 1        # incremental when /tmp/build is still there (a warm machine)
+# _core and the kernels, unless carried in .gpukernels: the fatbins (tools/build_kernels.sh) and
+# a _core*.so brought back from an earlier call (CORE_BACK=1) when lib/ has not changed since
+if ls .gpukernels/_core*.so > /dev/null 2>&1; then
+  cp .gpukernels/_core*.so python/gpuldpc/
+else
+  gpuldpc_build_core || exit 1      # incremental when /tmp/build is still there (a warm machine)
+  [ -n "${CORE_BACK:-}" ] && cp python/gpuldpc/_core*.so "$OUT/"
+fi
 echo "build: ${SECONDS}s (_core: $(python3 -c 'import gpuldpc._native as n; print(n.available())'))"
 if want tests; then
   timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider tests/gpu tests/sim/test_gpu_noise.py \
@@ -36,5 +43,5 @@ want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
 # the reference results, for the next call (in parts: $OUT brings back files of up to 16 MiB)
-[ -d .refcache ] && tar czf - .refcache | split -b 15m - "$OUT/refcache.tgz.part-"
+[ -d .refcache ] && [ -n "${REFCACHE_BACK:-}" ] && tar czf - .refcache | split -b 15m - "$OUT/refcache.tgz.part-"
 echo "total $((SECONDS - t0))s"

@@ -33,6 +33,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -183,6 +184,11 @@ def latency_rows(reps):
         src[:] = llr
         med, p99 = latency(low, src, reps, out=out)
         rows.append(row(wimax, frames, med, "CudaDecoder", "pinned, out=pinned", p99=p99, preset="latency"))
+        resident = low.engines[0].slots[0].resident          # the GPU's part: a post and its answer
+        address = cuda.host_memory.mapped_address(src)
+        bare = types.SimpleNamespace(decode=lambda x, out=None: (resident.post(frames, address), resident.wait()))
+        med, p99 = latency(bare, None, reps)
+        rows.append(row(wimax, frames, med, "resident kernel post+wait", "pinned", p99=p99, preset="latency"))
         low.close()
     dec.close()
     nb = gl.codes.get("gf32-620-310")
@@ -191,6 +197,14 @@ def latency_rows(reps):
     med, p99 = latency(dec, bits, max(50, reps // 4))
     rows.append(row(nb, 1, med, "gl.Decoder", "numpy bit LLRs", algorithm=dec.algorithm, schedule=dec.schedule,
                     p99=p99, fer=float((dec.decode(bits).bits != words).any()), preset="latency"))
+    low = dec._impl.decoder
+    pinned = low.pinned_llr(1, "bits")
+    pinned[:] = bits
+    med, p99 = latency(low, pinned, max(50, reps // 4))
+    r = row(nb, 1, med, "NbCudaDecoder", "pinned bit LLRs", algorithm=dec.algorithm, schedule=dec.schedule,
+            p99=p99, preset="latency")
+    r["kernel_us"] = low.kernel_seconds(pinned, frames=1, repeats=50) * 1e6
+    rows.append(r)
     dec.close()
     return rows
 

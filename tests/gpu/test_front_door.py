@@ -38,17 +38,20 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     got = dec.decode(llr)
     _same(got, want)
     assert cuda.is_pinned(got.bits) and cuda.is_pinned(got.iterations)      # landed once, by DMA
+    registry = dec._impl.decoder.engines[0].registry
+    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place, chunk by chunk
     pinned = dec.pinned_llr(1500)
     pinned[:] = llr
     _same(dec.decode(pinned), want)
-    _same(dec.decode(llr), want)                     # second call: the array is registered in place
-    registry = dec._impl.decoder.engines[0].registry
+    _same(dec.decode(llr), want)                     # handed in again: nothing more to register
+    drv = cuda.driver()                              # other CUDA copies of the array still work
+    with dec._impl.decoder.engines[0].ctx.active():
+        back = drv.from_device(drv.to_device(llr), llr.shape, llr.dtype)
+    np.testing.assert_array_equal(back, llr)
     key = id(llr)
-    start, stop = registry._registered[key]
-    assert stop - start == llr.nbytes
     del llr
     gc.collect()
-    assert key not in registry._registered           # unregistered before NumPy freed it
+    assert key not in registry._ranges               # unregistered before NumPy freed it
 
 
 def test_a_kept_result_is_never_overwritten(cuda, frames):
