@@ -39,7 +39,7 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     _same(got, want)
     assert cuda.is_pinned(got.bits) and cuda.is_pinned(got.iterations)      # landed once, by DMA
     registry = dec._impl.decoder.engines[0].registry
-    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place (staged meanwhile)
+    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place, one range
     pinned = dec.pinned_llr(1500)
     pinned[:] = llr
     _same(dec.decode(pinned), want)
