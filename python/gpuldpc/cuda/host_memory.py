@@ -174,18 +174,16 @@ def _owner(array: np.ndarray):
     return None
 
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
 class HostRegistry:
     """Caller arrays page-locked in place (``cuMemHostRegister``) while they live.
 
     :meth:`pin` makes the rows handed in DMA-able where they lie: on the first call with
-    an owner it registers the owner's whole memory (rounded out to pages) as one range, so
-    that any copy within the array -- ours, or a copy another CUDA library makes of the
-    same array -- comes from one registration (a copy spanning two registrations is refused
-    by the driver: registering chunk by chunk would break other code's copies).  Measured
-    on an H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of
+    an owner it registers exactly the owner's bytes as one range.  The driver pins the
+    pages under it but tracks the byte range, and refuses a copy that straddles a range's
+    edge; so one range per array keeps every copy within the array valid (ours, and any
+    other CUDA library's), and the exact bytes keep copies of neighbouring allocations on
+    the same pages valid (rounding out to pages broke them; docs/gpu.md).  Measured on an
+    H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of
     one thread, against 6.4 ms of eight threads to copy it into a staging buffer -- and the
     copy, unlike the registration, competes with the DMA for the host's memory bandwidth.
     (Registering on a background thread while the first chunks were staged measured
@@ -239,14 +237,14 @@ class HostRegistry:
         return hit[1] > 0
 
     def _register(self, owner) -> tuple:
-        start = owner.ctypes.data // PAGE * PAGE
-        stop = -(-(owner.ctypes.data + owner.nbytes) // PAGE) * PAGE
+        start = owner.ctypes.data
+        stop = start + owner.nbytes
         with self.ctx.active():
             refused = _libcuda().cuMemHostRegister_v2(start, stop - start, _CU_MEMHOSTREGISTER_PORTABLE)
         return (0, 0) if refused else (start, stop)
 
     def registered_bytes(self, owner: np.ndarray) -> int:
-        """Bytes registered for ``owner`` (whole pages)."""
+        """Bytes registered for ``owner``."""
         start, stop = self._ranges.get(id(owner), (0, 0))
         return stop - start
 
