@@ -3,8 +3,9 @@
 # test, run the benchmarks; everything lands under $OUT.  From the project root, carrying
 # .device (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
 #   bash bench/gpu_all.sh                       # every stage (about 12 minutes)
-#   bash bench/gpu_all.sh tests binary          # some stages: tests binary versions nb gr sim
-# Stages: tests (tests/gpu + the GPU noise check), binary (bench/gpu_binary.py: Tables II/III,
+#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb gr sim
+# Stages: tests (tests/gpu + the GPU noise check), front (bench/gpu_front_door.py: gl.Decoder, what
+# a user gets, beside the lower-level objects; the headline figures), binary (bench/gpu_binary.py: Tables II/III,
 # Sionna, CPU rows, latency), versions (bench/gpu_versions.py --latency-only: the latency
 # kernels side by side), nb (bench/gpu_nb.py), gr (GNU Radio block path, core), sim (50 s of
 # the GF(q) campaign resumed from bench/results: the campaign's frames per second).
@@ -12,25 +13,35 @@ set -uo pipefail
 source tools/device_env.sh || exit 1
 export GPULDPC_CACHE_DIR=/tmp/gpuldpc-cache
 [ -d .refcache ] && export GPULDPC_REFERENCE_CACHE=$PWD/.refcache
-stages=${*:-tests binary versions nb gr sim}
+stages=${*:-tests front binary versions nb gr sim}
 want() { [[ " $stages " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,pcie.link.gen.current,pcie.link.width.current \
     --format=csv > "$OUT/smi.txt" 2>&1
 t0=$SECONDS
-gpuldpc_build_core || exit 1        # incremental when /tmp/build is still there (a warm machine)
+# _core and the kernels, unless carried in .gpukernels: the fatbins (tools/build_kernels.sh) and
+# a _core*.so brought back from an earlier call (CORE_BACK=1) when lib/ has not changed since
+if ls .gpukernels/_core*.so > /dev/null 2>&1; then
+  cp .gpukernels/_core*.so python/gpuldpc/
+else
+  gpuldpc_build_core || exit 1      # incremental when /tmp/build is still there (a warm machine)
+  [ -n "${CORE_BACK:-}" ] && cp python/gpuldpc/_core*.so "$OUT/"
+fi
 echo "build: ${SECONDS}s (_core: $(python3 -c 'import gpuldpc._native as n; print(n.available())'))"
 if want tests; then
   timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider tests/gpu tests/sim/test_gpu_noise.py \
-      --tb=short -rf --durations=8 > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"
+      --tb=short -rf --durations=8 ${PYTEST_ARGS:-} > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"
   tail -25 "$OUT/tests.log"
 fi
 run() {   # name timeout command...
   local name=$1 limit=$2; shift 2
   timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? ($((SECONDS - t0))s)"; tail -25 "$OUT/$name.log"
 }
+want front && run front 420 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT_ARGS:-}
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
 want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
+# the reference results, for the next call (in parts: $OUT brings back files of up to 16 MiB)
+[ -d .refcache ] && [ -n "${REFCACHE_BACK:-}" ] && tar czf - .refcache | split -b 15m - "$OUT/refcache.tgz.part-"
 echo "total $((SECONDS - t0))s"

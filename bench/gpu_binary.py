@@ -5,12 +5,14 @@ Run on the GPU machine (see docs/gpu.md)::
     python bench/gpu_binary.py --out bench/results            # one GPU
     python bench/gpu_binary.py --out bench/results --multi    # every visible GPU
 
-Measures (DESIGN.md "Measuring"): end-to-end throughput from a host float32 LLR
-array to host hard decisions (page-locked arrays, so the copies are the PCIe
-transfers; a pageable-input row too), kernel-only throughput (CUDA events around
-one launch on resident data), latency per batch, Table III's sweep of streams x
-frames per block x frames per launch, and Sionna's LDPCBPDecoder (min-sum, same
-code, same iterations) on the same GPU.  ``precision="float16"`` rows (the binary16
+Measures (DESIGN.md "Measuring"; every row names its ``api`` and ``input``):
+end-to-end throughput through ``gl.Decoder`` from a host LLR array to host hard
+decisions (``dec.pinned_llr`` page-locked arrays, so the copies are the PCIe transfers;
+a numpy-input row too), kernel-only throughput (CUDA events around one launch on
+resident data, ``api="kernel"``), Table III's sweep of streams x frames per block x
+frames per launch (the lower-level ``CudaDecoder``, labelled), and Sionna's
+LDPCBPDecoder (min-sum, same code, same iterations) on the same GPU.  The latency
+rows live in bench/gpu_front_door.py.  ``precision="float16"`` rows (the binary16
 kernels, two frames a thread): kernel only at 5, 10, 15 iterations (one launch of
 ``--frames`` frames, beside the float32 kernel's), end to end from float32 and from
 int8 input.  Writes ``<gpu>-binary.json`` (rows as
@@ -45,11 +47,11 @@ def noisy(code, frames, seed=1, ebn0=EBN0_DB):
     return np.tile(cw, (reps, 1))[:frames], np.tile(llr, (reps, 1))[:frames]
 
 
-def row(system, code, frames, seconds, *, algorithm="nms", schedule="layered", iterations=10,
+def row(system, code, frames, seconds, *, api, input, algorithm="nms", schedule="layered", iterations=10,
         early_stop=False, llr_dtype="float32", streams=None, kernel_gbps=None, fer=None, **extra):
     r = dict(system=system, code=code.name, algorithm=algorithm, schedule=schedule,
                 iterations=iterations, early_stop=early_stop, llr_dtype=llr_dtype,
-                frames_per_batch=frames, streams=streams,
+                frames_per_batch=frames, streams=streams, api=api, input=input,
                 coded_gbps=code.n * frames / seconds / 1e9, info_gbps=code.k * frames / seconds / 1e9,
                 latency_us=seconds * 1e6, kernel_gbps=kernel_gbps, fer=fer, ebn0_db=EBN0_DB, **extra)
     print(json.dumps(r), flush=True)
@@ -89,34 +91,22 @@ def one_launch(code, frames, iterations=10, precision="float32"):
 
 
 def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, devices="all", **opts):
-    dec = cuda.CudaDecoder(code, max_iterations=iterations, early_stop=False, devices=devices,
-                           llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0,
-                           **opts)
+    """``gl.Decoder`` on the cuda backend from a ``pinned_llr`` array (or a numpy array):
+    (the CudaDecoder below it, seconds a batch, FER)."""
+    front = gl.Decoder(code, backend="cuda", max_iterations=iterations, early_stop=False, devices=devices,
+                       llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0, **opts)
     cw, llr = noisy(code, frames)
     if llr_dtype == "int8":
         llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
     elif llr_dtype == "float16":
         llr = llr.astype(np.float16)
-    src = dec.pinned_llr(frames) if pinned else llr
+    src = front.pinned_llr(frames) if pinned else llr
     if pinned:
         src[:] = llr
-    out = dec.pinned_bits(frames) if pinned else None
-    res = dec.decode(src, out=out)
-    sent = np.packbits(cw, axis=1) if dec.packed else cw
-    fer = float((res.bits != sent).any(axis=1).mean())
-    t = median_time(lambda: dec.decode(src, out=out), reps=5)
-    return dec, t, fer
-
-
-def latency(dec, frames, reps, kernel_reps):
-    """(seconds from hand-over to bits on the host, microseconds of the kernel alone) for
-    ``frames`` codewords in page-locked buffers: the latency figure of the issue."""
-    code = dec.code
-    src = dec.pinned_llr(frames)
-    src[:] = noisy(code, frames)[1]
-    out = dec.pinned_bits(frames)
-    t = median_time(lambda: dec.decode(src, out=out), reps=reps, warmup=reps // 10)
-    return t, code.n * frames / kernel_gbps(dec, frames, reps=kernel_reps) / 1e3
+    res = front.decode(src)
+    fer = float((res.bits != cw).any(axis=1).mean())
+    t = median_time(lambda: front.decode(src), reps=5)
+    return front._impl.decoder, t, fer
 
 
 def sionna_rows(code, frames, iterations):
@@ -145,8 +135,9 @@ def sionna_rows(code, frames, iterations):
         torch.cuda.synchronize()
 
     tk = median_time(kernel_only, reps=3)
-    return [row("sionna-LDPCBPDecoder", code, frames, t, schedule="flooding", iterations=iterations,
-                streams=1, kernel_gbps=code.n * frames / tk / 1e9, fer=fer)], None
+    return [row("sionna-LDPCBPDecoder", code, frames, t, api="sionna LDPCBPDecoder", input="pinned torch tensor",
+                schedule="flooding", iterations=iterations, streams=1, kernel_gbps=code.n * frames / tk / 1e9,
+                fer=fer)], None
 
 
 def cpu_rows(code, frames, iterations):
@@ -161,7 +152,8 @@ def cpu_rows(code, frames, iterations):
             return rows, f"cpu backend unavailable: {exc}"
         bits = dec.decode(llr).bits
         t = median_time(lambda: dec.decode(llr), reps=3)
-        rows.append(row("gpuldpc-cpu", code, frames, t, iterations=iterations, streams=None,
+        rows.append(row("gpuldpc-cpu", code, frames, t, api="gl.Decoder", input="numpy", iterations=iterations,
+                        streams=None,
                         fer=float((bits != cw).any(axis=1).mean()), precision=precision,
                         threads=os.cpu_count()))
     return rows, None
@@ -197,13 +189,14 @@ def table3(code, goals=(1, 2, 4, 8, 12)):
 def format_table(doc) -> str:
     """The printed table of a result document (the .txt beside the .json)."""
     lines = [f"{doc['gpu']} x{doc['gpus']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
-             f"{'system':22s} {'code':15s} {'alg':4s} {'sched':8s} {'it':>3s} {'dtype':8s} {'frames':>7s} "
+             f"{'system':22s} {'api':21s} {'input':7s} {'code':15s} {'alg':4s} {'sched':8s} {'it':>3s} "
+             f"{'dtype':8s} {'frames':>7s} "
              f"{'str':>3s} {'coded Gb/s':>10s} {'info Gb/s':>9s} {'lat us':>9s} {'kernel':>7s} {'FER':>6s}"]
     for r in doc["rows"]:
         k = f"{r['kernel_gbps']:7.2f}" if r["kernel_gbps"] else "      -"
         fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
         system = r["system"] + (f" {r['precision']}" if "precision" in r else "")
-        lines.append(f"{system:22s} {r['code']:15s} {r['algorithm']:4s} {r['schedule']:8s} {r['iterations']:3d} "
+        lines.append(f"{system:22s} {r['api']:21s} {r['input'][:7]:7s} {r['code']:15s} {r['algorithm']:4s} {r['schedule']:8s} {r['iterations']:3d} "
                      f"{r['llr_dtype']:8s} {r['frames_per_batch']:7d} {r['streams'] or 0:3d} {r['coded_gbps']:10.3f} "
                      f"{r['info_gbps']:9.3f} {r['latency_us']:9.1f} {k} {fer}")
     for b in doc["notes"].get("table3", []):
@@ -228,9 +221,10 @@ def main(argv=None):
     ndev = drv.Device.count()
     if args.multi:
         one, t1, fer = end_to_end(wimax, args.frames, devices=[0])
-        rows.append(row("gpuldpc", wimax, args.frames, t1, streams=one.engines[0].streams, fer=fer, devices=1))
+        rows.append(row("gpuldpc", wimax, args.frames, t1, api="gl.Decoder", input="pinned", streams=one.engines[0].streams, fer=fer,
+                        devices=1))
         every, tn, fer = end_to_end(wimax, args.frames * ndev, devices="all")
-        rows.append(row("gpuldpc", wimax, args.frames * ndev, tn, streams=every.engines[0].streams, fer=fer,
+        rows.append(row("gpuldpc", wimax, args.frames * ndev, tn, api="gl.Decoder", input="pinned", streams=every.engines[0].streams, fer=fer,
                         devices=ndev, scaling=(args.frames * ndev / tn) / (args.frames / t1) / ndev))
         notes["describe"] = every.describe()
     else:
@@ -238,7 +232,7 @@ def main(argv=None):
             for it in (5, 10, 15):
                 dec, t, fer = end_to_end(code, args.frames, iterations=it, devices=[0])
                 k = kernel_gbps(dec, dec.engines[0].chunk)
-                rows.append(row("gpuldpc", code, args.frames, t, iterations=it, streams=dec.engines[0].streams,
+                rows.append(row("gpuldpc", code, args.frames, t, api="gl.Decoder", input="pinned", iterations=it, streams=dec.engines[0].streams,
                                 kernel_gbps=k, fer=fer, table="II"))
                 if code is wimax and it == 10:
                     notes["pcie_gbytes_per_s"] = pcie(dec)
@@ -250,34 +244,33 @@ def main(argv=None):
                 dec.close()
         for dtype in ("int8", "float16"):
             dec, t, fer = end_to_end(wimax, args.frames, llr_dtype=dtype, devices=[0])
-            rows.append(row("gpuldpc", wimax, args.frames, t, llr_dtype=dtype, streams=dec.engines[0].streams,
-                            kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
+            rows.append(row("gpuldpc", wimax, args.frames, t, api="gl.Decoder", input="pinned", llr_dtype=dtype,
+                            streams=dec.engines[0].streams, kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk),
+                            fer=fer))
         # float16 message arithmetic: kernel only (one launch, with the float32 kernel beside
         # it), then end to end from float32 and int8 input
         for it in (5, 10, 15):
             for precision in ("float32", "float16"):
                 t, fer = one_launch(wimax, args.frames, it, precision)
-                rows.append(row("gpuldpc kernel", wimax, args.frames, t, iterations=it,
+                rows.append(row("gpuldpc kernel", wimax, args.frames, t, api="kernel", input="device", iterations=it,
                                 kernel_gbps=wimax.n * args.frames / t / 1e9, fer=fer, precision=precision,
                                 measure="one launch, resident data"))
         for dtype in ("float32", "int8"):
             dec, t, fer = end_to_end(wimax, args.frames, llr_dtype=dtype, devices=[0], precision="float16")
-            rows.append(row("gpuldpc", wimax, args.frames, t, llr_dtype=dtype, streams=dec.engines[0].streams,
-                            kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer, precision="float16"))
+            rows.append(row("gpuldpc", wimax, args.frames, t, api="gl.Decoder", input="pinned", llr_dtype=dtype,
+                            streams=dec.engines[0].streams, kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk),
+                            fer=fer, precision="float16"))
         dec, t, fer = end_to_end(wimax, args.frames, pinned=False, devices=[0])
-        rows.append(row("gpuldpc", wimax, args.frames, t, streams=dec.engines[0].streams, fer=fer,
-                        input="pageable numpy array"))
+        rows.append(row("gpuldpc", wimax, args.frames, t, api="gl.Decoder", input="numpy",
+                        streams=dec.engines[0].streams, fer=fer))
         dec, t, fer = end_to_end(wimax, args.frames, devices=[0], packed=True)
-        rows.append(row("gpuldpc", wimax, args.frames, t, streams=dec.engines[0].streams, fer=fer,
+        rows.append(row("gpuldpc", wimax, args.frames, t, api="gl.Decoder", input="pinned", streams=dec.engines[0].streams, fer=fer,
                         output="packed bits"))
         for sched in ("flooding",):
             dec, t, fer = end_to_end(wimax, args.frames, devices=[0], schedule=sched)
-            rows.append(row("gpuldpc", wimax, args.frames, t, schedule=sched, streams=dec.engines[0].streams,
+            rows.append(row("gpuldpc", wimax, args.frames, t, api="gl.Decoder", input="pinned", schedule=sched,
+                            streams=dec.engines[0].streams,
                             kernel_gbps=kernel_gbps(dec, dec.engines[0].chunk), fer=fer))
-        lat = cuda.CudaDecoder(wimax, early_stop=False, devices=[0], preset="latency")
-        for frames in (1, 6):
-            t, kernel_us = latency(lat, frames, reps=200, kernel_reps=20)
-            rows.append(row("gpuldpc", wimax, frames, t, streams=1, preset="latency", kernel_us=kernel_us))
         if not args.quick:
             for code in (wimax, wifi):
                 try:

@@ -4,11 +4,12 @@ Run on the GPU machine (see docs/gpu_nb.md)::
 
     python bench/gpu_nb.py --out bench/results
 
-Rows (DESIGN.md "Measuring"): end-to-end throughput from a host float32 LLR array
-(bit LLRs of the binary image: n*m floats per frame, converted to symbol LLRs on the
-GPU; one row with [n, q] symbol LLRs) to host symbols, fixed iterations unless
-``early_stop``; kernel-only throughput (CUDA events around one launch on resident
-data); latency of one frame end to end; FER on the frames timed; FER/BER curves of
+Rows (DESIGN.md "Measuring"; ``api`` and ``input`` name what was timed): end-to-end
+throughput through ``gl.Decoder`` from a host float32 numpy LLR array (bit LLRs of the
+binary image: n*m floats per frame, converted to symbol LLRs on the GPU; one row with
+[n, q] symbol LLRs) to host symbols, fixed iterations unless ``early_stop``; kernel-only
+throughput (CUDA events around one launch on resident data); latency of one frame
+through ``gl.Decoder(preset="latency")``; FER on the frames timed; FER/BER curves of
 paper 000's codes from 3 to 5 dB.  Each row carries the paper's own figure
 (``paper_mbps``, ``paper``) for comparison.  Writes ``<gpu>-nb.json`` and
 ``<gpu>-nb.txt``.
@@ -53,11 +54,13 @@ def bit_llrs(code, frames, ebn0, seed=1, distinct=2048):
     return cw, gl.channel.awgn_llr(bits, sigma, rng)
 
 
-def row(code, dec, frames, seconds, *, kernel_s=None, kernel_frames=None, fer=None, ebn0=None, **extra):
+def row(code, dec, frames, seconds, *, api, input, kernel_s=None, kernel_frames=None, fer=None, ebn0=None,
+        **extra):
+    """A result row; ``dec`` is the NbCudaDecoder that ran (``gl.Decoder``'s own for its rows)."""
     coded, info = code.n * code.bits_per_symbol, code.k * code.bits_per_symbol   # bits per frame
     r = dict(system="gpuldpc", code=code.name, algorithm=dec.algorithm, schedule=dec.schedule,
              iterations=dec.max_iterations, early_stop=dec.early_stop, llr_dtype="float32",
-             frames_per_batch=frames, streams=dec.streams,
+             frames_per_batch=frames, streams=dec.streams, api=api, input=input,
              coded_gbps=coded * frames / seconds / 1e9, info_gbps=info * frames / seconds / 1e9,
              latency_us=seconds * 1e6,
              kernel_gbps=coded * kernel_frames / kernel_s / 1e9 if kernel_s else None,
@@ -70,30 +73,41 @@ def row(code, dec, frames, seconds, *, kernel_s=None, kernel_frames=None, fer=No
 
 
 def throughput(code, algorithm, schedule, iterations, early_stop, ebn0, frames, symbol_input=False):
-    """One end-to-end row: at least ``frames`` frames and four launches per stream pair."""
-    dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop)
-    frames = max(frames, 4 * dec.chunk_frames)
+    """One end-to-end row through ``gl.Decoder`` from a numpy array: at least ``frames``
+    frames and the decoder's preferred batch."""
+    front = gl.Decoder(code, algorithm=algorithm, schedule=schedule, backend="cuda", max_iterations=iterations,
+                       early_stop=early_stop)
+    dec = front._impl.decoder                   # the NbCudaDecoder below it (launch shape, kernel time)
+    frames = max(frames, front.preferred_batch("throughput"))
     cw, llr = bit_llrs(code, frames, ebn0)
     if symbol_input:
         llr = gl.channel.bit_llr_to_symbol_llr(llr, code.q)
     t0 = time.perf_counter()
-    res = dec.decode(llr)
+    res = front.decode(llr)
     t0 = time.perf_counter() - t0
-    t = t0 if t0 > 2.0 else median_time(lambda: dec.decode(llr), reps=3, warmup=0)
+    t = t0 if t0 > 2.0 else median_time(lambda: front.decode(llr), reps=3, warmup=0)
     ks = dec.kernel_seconds(llr)
     fer = float((res.bits != cw).any(axis=1).mean())
-    return dec, row(code, dec, frames, t, kernel_s=ks, kernel_frames=min(frames, dec.chunk_frames), fer=fer,
-                    ebn0=ebn0, input="symbol LLRs [n, q]" if symbol_input else "bit LLRs [n*m]",
+    return dec, row(code, dec, frames, t, api="gl.Decoder",
+                    input="numpy symbol LLRs [n, q]" if symbol_input else "numpy bit LLRs [n*m]",
+                    kernel_s=ks, kernel_frames=min(frames, dec.chunk_frames), fer=fer, ebn0=ebn0,
                     mean_iterations=float(res.iterations.mean()))
 
 
 def latency(code, algorithm, schedule, iterations):
-    dec = NbCudaDecoder(code, algorithm, schedule, iterations, early_stop=False, streams=1, chunk_frames=1,
-                        preset="latency")
+    """One frame through ``gl.Decoder(preset="latency")`` from a numpy array, after a second of
+    calls (the GPU's clocks up); its kernel alone beside it."""
+    front = gl.Decoder(code, algorithm=algorithm, schedule=schedule, backend="cuda", max_iterations=iterations,
+                       early_stop=False, preset="latency")
+    dec = front._impl.decoder
     _, llr = bit_llrs(code, 1, 3.0)
-    t = median_time(lambda: dec.decode(llr), reps=200, warmup=20)
-    return row(code, dec, 1, t, kernel_s=dec.kernel_seconds(llr, repeats=50), kernel_frames=1,
-               preset="one frame", kernel=dec.engines[0].plan.name)
+    start = time.perf_counter()
+    while time.perf_counter() - start < 1.0:
+        front.decode(llr)
+    t = median_time(lambda: front.decode(llr), reps=500, warmup=0)
+    return row(code, dec, 1, t, api="gl.Decoder", input="numpy bit LLRs [n*m]",
+               kernel_s=dec.kernel_seconds(llr, repeats=50), kernel_frames=1, preset="latency",
+               kernel=dec.engines[0].plan.name)
 
 
 def units_sweep(code, algorithm, schedule, counts, frames=4096):
@@ -108,7 +122,7 @@ def units_sweep(code, algorithm, schedule, counts, frames=4096):
             out.append(dict(units=units, error=str(exc)))
             continue
         t = dec.kernel_seconds(llr, repeats=3)
-        out.append(dict(units=units, threads=dec.shape.threads, blocks_per_sm=dec.shape.blocks_per_sm,
+        out.append(dict(api="kernel", units=units, threads=dec.shape.threads, blocks_per_sm=dec.shape.blocks_per_sm,
                         kernel_info_mbps=code.k * code.bits_per_symbol * frames / t / 1e6))
     return out
 
@@ -118,7 +132,7 @@ def occupancy_scaling(code, algorithm, schedule, counts=(1, 132, 264, 528, 1056)
     grows when more frames share the multiprocessors."""
     dec = NbCudaDecoder(code, algorithm, schedule, 10, False, streams=1, chunk_frames=max(counts))
     _, llr = bit_llrs(code, max(counts), 3.0)
-    return [dict(frames=f, ms=dec.kernel_seconds(llr[:f], repeats=3) * 1e3) for f in counts]
+    return [dict(api="kernel", frames=f, ms=dec.kernel_seconds(llr[:f], repeats=3) * 1e3) for f in counts]
 
 
 def probe(algorithm_rows):
@@ -135,14 +149,14 @@ PROBES = [("gf32-744-653", "mmma", "layered", 396), ("gf32-620-310", "minmax", "
 
 def curve(code, frames, points=(3.0, 3.5, 4.0, 4.5, 5.0)):
     """Paper 000 Fig. 8: FER and BER (information bits) of MMMA, 10 iterations, early stop."""
-    dec = NbCudaDecoder(code, "mmma", "layered", 10, True)
+    dec = gl.Decoder(code, algorithm="mmma", schedule="layered", backend="cuda", max_iterations=10)
     out = []
     for k, ebn0 in enumerate(points):
         cw, llr = bit_llrs(code, frames, ebn0, seed=100 + k)
         res = dec.decode(llr)
         f = gl.gf.GF(code.q)
         errors = f.to_bits(res.info ^ cw[:, code.info_positions]).sum()
-        out.append(dict(code=code.name, ebn0_db=ebn0, frames=frames,
+        out.append(dict(api="gl.Decoder", code=code.name, ebn0_db=ebn0, frames=frames,
                         fer=float((res.bits != cw).any(axis=1).mean()),
                         ber=float(errors / (frames * code.k * f.m)),
                         mean_iterations=float(res.iterations.mean())))
@@ -185,7 +199,7 @@ def main(argv=None):
         code = gl.codes.get(name)
         alg, sched = ("minmax", "flooding") if name == "gf32-620-310" else ("mmma", "layered")
         rows.append(dict(latency(code, alg, sched, 10), paper_mbps=None,
-                         paper="issue 5: one (620,310) frame end to end <= 100 us"))
+                         paper="issue 13: one (620,310) frame through gl.Decoder <= 90 us"))
     for q in (32, 64, 128, 256):
         code = gl.codes.get(f"gf{q}-384-128")
         for k, it in enumerate((5, 10, 15)):
@@ -218,6 +232,7 @@ def render(doc) -> str:
     """The table of a results document (bench/results/<gpu>-nb.txt)."""
     notes = doc["notes"]
     lines = [f"{doc['gpu']}  driver {doc['driver']}  CUDA {doc['cuda']}  {doc['date']}",
+             "every row: gl.Decoder from a numpy array (kern info: the kernel alone, CUDA events)",
              f"{'code':15s} {'alg':7s} {'sched':8s} {'it':>3s} {'es':>2s} {'input':6s} {'frames':>6s} "
              f"{'coded Mb/s':>10s} {'info Mb/s':>9s} {'kern info':>9s} {'lat us':>9s} {'FER':>6s} "
              f"{'paper Mb/s':>10s}  paper (its own count)"]
@@ -225,7 +240,7 @@ def render(doc) -> str:
         k = f"{r['kernel_info_gbps'] * 1e3:9.1f}" if r["kernel_info_gbps"] else "        -"
         fer = f"{r['fer']:6.3f}" if r["fer"] is not None else "     -"
         p = f"{r['paper_mbps']:10.3f}" if r["paper_mbps"] else "         -"
-        inp = "sym" if str(r.get("input", "")).startswith("symbol") else "bits"
+        inp = "sym" if "symbol" in str(r.get("input", "")) else "bits"
         lines.append(f"{r['code']:15s} {r['algorithm']:7s} {r['schedule']:8s} {r['iterations']:3d} "
                      f"{'y' if r['early_stop'] else 'n':>2s} {inp:6s} {r['frames_per_batch']:6d} "
                      f"{r['coded_gbps'] * 1e3:10.1f} {r['info_gbps'] * 1e3:9.1f} {k} {r['latency_us']:9.1f} "

@@ -75,7 +75,7 @@ def test_nb_every_gpu_and_tickets(cuda):
     r2, r1 = one.result(t2), one.result(t1)
     _same(r1, one.decode(bit_llr[:600]))
     np.testing.assert_array_equal(np.concatenate([r1.bits, r2.bits]), want.bits)
-    assert one.preferred_batch("throughput") == one.streams * one.chunk_frames
+    assert one.preferred_batch("throughput") == 2 * one.streams * one.chunk_frames
 
 
 def test_decode_device_bad_calls(cuda):

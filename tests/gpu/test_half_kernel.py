@@ -79,7 +79,7 @@ def _in_batches(dec, x):
         done += sizes[-1]
     res = [dec.decode(p) for p in np.split(x, np.cumsum(sizes)[:-1])]
     return gl.decoders.front.DecodeResult(*(np.concatenate([getattr(r, k) for r in res])
-                                            for k in ("bits", "info", "iterations", "valid")))
+                                            for k in ("bits", "info", "iterations", "valid", "bad_llr")))
 
 
 @pytest.mark.cuda

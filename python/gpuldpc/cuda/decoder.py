@@ -16,7 +16,7 @@ from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
 from .context import CudaError, DeviceContext
 from .driver import driver
-from .engine import GpuDecoder
+from .engine import GpuDecoder, split_flags
 from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, qc_layout
 from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
@@ -274,7 +274,7 @@ class CudaDecoder(GpuDecoder):
                     np.packbits(np.unpackbits(bits, axis=1, count=k), axis=1))
         else:
             info = bits[:, :k]
-        return DecodeResult(bits, info, iterations, (flags & 1).view(bool), flags > 1)
+        return DecodeResult(bits, info, iterations, *split_flags(flags))
 
     def syndrome_weight(self, bits) -> np.ndarray:
         """Unsatisfied checks per frame of hard decisions uint8 [batch, n] (kernels/syndrome.cu)."""

@@ -10,16 +10,17 @@ A batch of ``B`` frames is split over the devices (equal parts), and on each dev
 chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
 (:mod:`.host_memory`):
 
-* input: page-locked arrays (:meth:`GpuDecoder.pinned_llr`, a caller array registered in
-  place on its second call) are copied to the GPU as they lie; other host arrays are
-  staged into the stream's page-locked buffer by several threads while the other streams'
-  copies and kernels run; input already on the device (:meth:`GpuDecoder.decode_device`)
-  is read in place;
+* input: page-locked arrays (:meth:`GpuDecoder.pinned_llr`) and caller NumPy arrays,
+  registered in place, are copied to the GPU as they lie; other host
+  memory is staged into the stream's page-locked buffer by several threads while the
+  other streams' copies and kernels run; input already on the device
+  (:meth:`GpuDecoder.decode_device`) is read in place;
 * results: the iteration counts, the flags (bit 0: syndrome satisfied, bit 1: the frame's
   LLRs held NaN or infinities, :mod:`gpuldpc.bad_llr`) and the hard decisions of every
   chunk are copied once, by DMA, into one page-locked block of the ticket
-  (:class:`.host_memory.ResultPool`), which the returned arrays are views of; or the bits
-  into the caller's ``out``.
+  (:class:`.host_memory.ResultPool`), which the returned arrays are views of (or the bits
+  into the caller's ``out``); the latency presets' kernels write theirs straight into the
+  slot's mapped host buffer, copied from there into small arrays.
 
 ``submit(llr)`` issues the work and returns a :class:`Ticket` at once; ``result(ticket)``
 waits for its streams and returns the DecodeResult; ``decode(llr) = result(submit(llr))``
@@ -54,7 +55,8 @@ import numpy as np
 
 from .context import CudaError, DeviceContext
 from .driver import device_ids, driver
-from .host_memory import HostRegistry, ResultPool, Stager, is_pinned, mapped_address, pinned_empty
+from .host_memory import (STAGE_SPLIT_BYTES, HostRegistry, ResultPool, Stager, is_pinned, mapped_address,
+                          pinned_empty)
 
 
 def aligned_mapped_address(array: np.ndarray) -> int | None:
@@ -70,25 +72,40 @@ def _flags_offset(frames: int) -> int:
     return -(-5 * frames // 16) * 16
 
 
+def _check_out(out: np.ndarray, batch: int, width: int):
+    """ValueError unless ``out`` can take the hard decisions of ``batch`` frames."""
+    if out.shape != (batch, width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, width)}, "
+                         f"got {out.dtype} {out.shape}")
+
+
+def split_flags(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(valid, bad_llr) bool arrays of the kernels' flag bytes (bit 0: syndrome satisfied,
+    bit 1: non-finite LLRs).  Small batches whose flags are all 0 or 1 (the latency path's
+    usual case) skip the NumPy operations, which cost a microsecond each there."""
+    if flags.size <= 64 and max(flags.tobytes(), default=0) < 2:
+        return flags.view(bool), np.zeros(flags.size, bool)
+    return (flags & 1).view(bool), flags > 1
+
+
 class Ticket:
     """Work issued by :meth:`GpuDecoder.submit`; pass it to :meth:`GpuDecoder.result`.
 
     ``bits``, ``iterations``, ``flags`` are the result arrays (views of one page-locked
-    block, or ``bits`` the caller's ``out``); ``parts`` is (engine, start, stop) per device;
-    ``streams`` the (engine, slot) pairs whose work it waits for; ``keep`` holds the input
-    until then."""
+    block from ``pool``, or of an ordinary one without a pool; ``bits`` the caller's ``out``
+    if given); ``parts`` is (engine, start, stop) per device; ``streams`` the (engine, slot)
+    pairs whose work it waits for; ``keep`` holds the input until then."""
 
-    __slots__ = ("bits", "iterations", "flags", "mapped", "parts", "streams", "keep")
+    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep")
 
-    def __init__(self, pool: ResultPool, batch: int, width: int, out, parts):
+    def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts):
         off = _flags_offset(batch)
         self.streams = []
-        block = pool.take(off + (batch * width if out is None else 0), self.streams)
+        size = off + (batch * width if out is None else 0)
+        block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
         self.iterations = block[:4 * batch].view(np.int32)
         self.flags = block[4 * batch:5 * batch]
         self.bits = block[off:off + batch * width].reshape(batch, width) if out is None else out
-        address = mapped_address(block) if out is None else None
-        self.mapped = None if address is None else (address + off, address, address + 4 * batch)
         self.parts = parts
         self.keep = None
 
@@ -98,11 +115,6 @@ class Ticket:
         dropped uncollected); the input is let go."""
         self.streams.clear()
         self.keep = None
-
-    def out_addresses(self, a: int, width: int):
-        """(bits, iterations, flags) addresses of frame ``a`` in mapped memory, or None."""
-        m = self.mapped
-        return None if m is None else (m[0] + a * width, m[1] + 4 * a, m[2] + a)
 
 
 class DeviceInput(NamedTuple):
@@ -119,9 +131,8 @@ class _Slot:
     decisions: :func:`_flags_offset`), the plan's scratch.  Host side: the page-locked
     staging buffer of the input (:meth:`reserve_input`, sized for the largest input kind
     used so far).  With ``mapped_in`` (``mapped_out``) the kernel works on mapped host
-    buffers instead of device copies: the staging buffer, and ``host_out``, where results
-    land when they cannot go to the ticket directly (the resident kernel, a pageable
-    ticket) and are copied from when collected (``pending``).  ``done`` is recorded after
+    buffers instead of device copies: the staging buffer, and ``host_out``, where the
+    results land and are copied from when collected (``pending``).  ``done`` is recorded after
     the slot's last chunk, ``input_free`` after the copy out of its staging buffer."""
 
     def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False):
@@ -162,8 +173,12 @@ class _Slot:
         previous copy to the GPU is done."""
         if self.staging_busy:
             self.input_free.synchronize()
+            self.staging_busy = False
         view = self.host_in[:src.nbytes].view(src.dtype).reshape(src.shape)
-        Stager.copy(view, src)
+        if src.nbytes < STAGE_SPLIT_BYTES:
+            np.copyto(view, src)
+        else:
+            Stager.copy(view, src)
         return view
 
     def copy_results(self):
@@ -228,8 +243,7 @@ class DeviceEngine:
             dev_base = aligned_mapped_address(llr)          # None: staged; else read in place
         else:
             dev_base = None
-            direct = is_pinned(llr) or self.registry.covers(llr)   # copied to the GPU as it lies
-        width = plan.bits_width
+            pinned = is_pinned(llr)
         batch = ticket.bits.shape[0]
         used = []
         for a in range(0, stop - start, self.chunk):
@@ -255,21 +269,21 @@ class DeviceEngine:
                 else:
                     src = llr[a:b]
                     slot.reserve_input(src[0].nbytes)
-                    drv.memcpy_htod_async(slot.dev_in, src if direct else slot.staged(src), slot.stream)
-                    if not direct:
+                    dev_in = slot.dev_in
+                    if pinned or self.registry.pin(src):      # copied to the GPU as it lies
+                        drv.memcpy_htod_async(dev_in, src, slot.stream)
+                    else:
+                        drv.memcpy_htod_async(dev_in, slot.staged(src), slot.stream)
                         slot.input_free.record(slot.stream)
                         slot.staging_busy = True
-                    dev_in = slot.dev_in
                 posted = slot.resident is not None and count <= slot.resident.frames and int(dev_in) % 8 == 0
-                to_ticket = None if posted else ticket.out_addresses(start + a, width)
                 if posted:
                     slot.resident.post(count, int(dev_in))
                 else:
-                    plan.launch(slot.stream, count, dev_in, kind, to_ticket or slot.out, slot.scratch,
-                                slot.capacity)
-                if to_ticket is None and slot.mapped_out:      # results in host_out: copied when collected
+                    plan.launch(slot.stream, count, dev_in, kind, slot.out, slot.scratch, slot.capacity)
+                if slot.mapped_out:                 # results in host_out: copied when collected
                     slot.pending = (ticket, start + a, start + b, posted)
-                elif to_ticket is None:
+                else:
                     s, dev_bits, dev_iters, dev_flags = slot.stream, *slot.out
                     drv.memcpy_dtoh_async(ticket.bits[start + a:start + b], dev_bits, s)
                     drv.memcpy_dtoh_async(ticket.iterations[start + a:start + b], dev_iters, s)
@@ -370,13 +384,16 @@ class GpuDecoder:
             with ctx.active():
                 plan = self._plan(ctx)
             self.engines.append(DeviceEngine(ctx, plan, self.code.name, streams, chunk_frames, default_kind))
-        self.results = ResultPool(self.engines[0].ctx)
+        # results by DMA into pooled page-locked blocks; the latency presets' kernels write
+        # theirs into the slots' mapped buffers, copied into small ordinary arrays
+        self.results = None if self.engines[0].plan.mapped_output else ResultPool(self.engines[0].ctx)
         self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
                       if len(self.engines) > 1 else None)
-        # one device, one stream with a resident kernel: small batches take _decode_posted
-        slot = self.engines[0].slots[0]
-        self._posted = (slot if len(self.engines) == 1 and len(self.engines[0].slots) == 1
-                        and slot.resident is not None else None)
+        # one device, one stream, results in mapped memory (the latency presets): batches of
+        # one chunk take _decode_small
+        eng = self.engines[0]
+        self._small = (eng.slots[0] if len(self.engines) == 1 and len(eng.slots) == 1 and eng.plan.mapped_output
+                       else None)
 
     # ----------------------------------------------------------------- buffers
     @property
@@ -392,21 +409,21 @@ class GpuDecoder:
         return pinned_empty((batch, self.bits_width), np.uint8, self.engines[0].ctx)
 
     def preferred_batch(self, preset: str = "throughput") -> int:
-        """Frames per call: one wave of every device (``latency``), or every stream of
-        every device given a full chunk (``throughput``)."""
+        """Frames per call: one wave of every device (``latency``), or two rounds of every
+        stream of every device given a full chunk (``throughput``: the pipeline's fill and
+        drain amortised; WiMAX 2304 on an H200, page-locked input: 11.7 Gb/s with one round,
+        12.5 with two, 12.8 with four)."""
         if preset == "latency":
             return sum(e.plan.frames_per_wave for e in self.engines)
-        return sum(e.streams * e.chunk for e in self.engines)
+        return sum(2 * e.streams * e.chunk for e in self.engines)
 
     # ------------------------------------------------------------------ decode
     def _ticket(self, batch, out, parts=None) -> Ticket:
         """A ticket of ``batch`` frames with its result block from the pool; ``parts``:
         (engine, start, stop) per device, equal shares unless given."""
         width = self.bits_width
-        if out is not None and (out.shape != (batch, width) or out.dtype != np.uint8
-                                or not out.flags.c_contiguous):
-            raise ValueError(f"out must be a C-contiguous uint8 array of shape {(batch, width)}, "
-                             f"got {out.dtype} {out.shape}")
+        if out is not None:
+            _check_out(out, batch, width)
         return Ticket(self.results, batch, width, out, parts or self._shares(batch))
 
     def _shares(self, batch) -> tuple:
@@ -446,8 +463,8 @@ class GpuDecoder:
 
     def decode_checked(self, arr, kind, out=None):
         """:meth:`decode` for an array ``check_llr`` has already accepted."""
-        if self._posted is not None and out is None and arr.shape[0] <= self._posted.resident.frames:
-            return self._decode_posted(arr)
+        if self._small is not None and arr.shape[0] <= self._small.capacity:
+            return self._decode_small(arr, kind, out)
         ticket = self._ticket(arr.shape[0], out)
 
         def run(part):
@@ -464,34 +481,50 @@ class GpuDecoder:
         ticket.done()
         return self._result(ticket)
 
-    def _decode_posted(self, arr):
-        """A batch of at most the resident kernel's ``frames`` on the only device and stream:
-        posted to the running kernel under the device's lock, without the context push and
-        pop, the launch and the synchronize of the general path (the context is made current
-        only if the kernel has to be launched again; :mod:`.resident`).  The results are
-        copied out of the slot's mapped buffer into small ordinary arrays."""
-        eng, slot, count = self.engines[0], self._posted, arr.shape[0]
+    def _decode_small(self, arr, kind, out=None):
+        """A batch of one chunk at most on the only device and stream of a latency plan
+        (mapped results), without the tickets and events of the general path: the input
+        read in place (a mapped page-locked array) or staged; posted to the resident kernel
+        when there is one and the chunk fits it (no context push, launch or synchronize:
+        :mod:`.resident`), else copied in if the plan reads device memory, launched and
+        synchronized; the results copied out of the slot's mapped buffer in one copy,
+        which the returned arrays view."""
+        eng, slot, count = self.engines[0], self._small, arr.shape[0]
+        plan = eng.plan
         with eng.ctx.lock:
-            if slot.pending is not None:            # a submit() not yet collected
+            if slot.pending is not None or slot.staging_busy:   # work of the general path in flight
                 with eng.ctx.active():
                     eng._wait(slot)
-            # the caller's page-locked array of the previous call (held here, so `is` is safe)
-            address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
-            slot.last_input, slot.last_mapped = arr, address
+                    slot.staging_busy = False
+            address = None
+            if plan.mapped_input:   # the caller's page-locked array of the previous call is held: `is` is safe
+                address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
+                slot.last_input, slot.last_mapped = arr, address
             if address is None:
                 slot.reserve_input(arr[0].nbytes)
-                slot.staged(arr)
+                staged = slot.staged(arr)
                 address = slot.dev_in
             try:
-                slot.resident.post(count, address)
-                slot.resident.wait()
+                if slot.resident is not None and count <= slot.resident.frames and address % 8 == 0:
+                    slot.resident.post(count, address)
+                    slot.resident.wait()
+                else:
+                    with eng.ctx.active():
+                        if not plan.mapped_input:
+                            driver().memcpy_htod_async(slot.dev_in, staged, slot.stream)
+                        plan.launch(slot.stream, count, address, kind, slot.out, slot.scratch, slot.capacity)
+                        slot.stream.synchronize()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
-            out, flags, width = slot.host_out, slot.flags, slot.bits_width
-            bits = out[flags:flags + count * width].reshape(count, width).copy()
-            iterations = out[:4 * count].view(np.int32).copy()
-            status = out[4 * slot.capacity:4 * slot.capacity + count].copy()
-        return self._make_result(bits, iterations, status)
+            flags, width = slot.flags, slot.bits_width
+            copy = slot.host_out[:flags + count * width].copy()    # iterations, flags, bits
+            bits = copy[flags:].reshape(count, width)
+            if out is not None:
+                _check_out(out, count, width)
+                out[...] = bits
+                bits = out
+        return self._make_result(bits, copy[:4 * count].view(np.int32),
+                                 copy[4 * slot.capacity:4 * slot.capacity + count])
 
     def _result(self, ticket: Ticket):
         return self._make_result(ticket.bits, ticket.iterations, ticket.flags)

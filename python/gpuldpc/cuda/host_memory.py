@@ -7,10 +7,11 @@ memory it is one DMA that overlaps the other streams' work.  So
 
 * results land once, by DMA, in page-locked memory that the returned ``DecodeResult``
   arrays *are* (:class:`ResultPool`: blocks reused once every array made from them is gone);
-* a caller's array handed in again is page-locked in place (``cuMemHostRegister``) and
-  copied by DMA from where it lies (:class:`HostRegistry`);
-* any other pageable input is copied into a stream's page-locked staging buffer by several
-  threads (:class:`Stager`), while the copies and kernels of the other streams run.
+* a caller's NumPy array is page-locked in place (``cuMemHostRegister``) and copied by
+  DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an array handed
+  in again costs nothing more);
+* any other pageable input (foreign buffers) is copied into a stream's page-locked staging
+  buffer by several threads (:class:`Stager`), while the other streams' copies run.
 """
 from __future__ import annotations
 
@@ -90,14 +91,21 @@ class _Lease:
         self.__array_interface__ = block.__array_interface__
 
 
+def _size_class(nbytes: int) -> int:
+    """Block size serving ``nbytes``: the next power of two, at least 64 KiB (batches of
+    varying size, as a GNU Radio block's, share a few blocks; at most 2x the bytes)."""
+    return max(1 << 16, 1 << (max(nbytes, 1) - 1).bit_length())
+
+
 class ResultPool:
     """Page-locked blocks for the results of decode calls, reused once released.
 
-    :meth:`take` gives a byte array of at least ``nbytes`` (a free block of that size, or
-    a new page-locked one); it goes back to the pool when every array made from it has been
-    garbage collected.  Past ``limit_bytes`` of page-locked blocks (a caller keeping every
-    result) new blocks are ordinary memory, which the GPU fills through the driver's bounce
-    buffer (slower, same results); :attr:`pageable_blocks` counts them.
+    :meth:`take` gives a byte array of ``nbytes`` bytes, the start of a free block of its
+    size class (:func:`_size_class`) or of a new page-locked one; the block goes back to the
+    pool when every array made from it has been garbage collected.  Past ``limit_bytes`` of
+    page-locked blocks (a caller keeping every result) new blocks are ordinary memory, which
+    the GPU fills through the driver's bounce buffer (slower, same results);
+    :attr:`pageable_blocks` counts them.
     """
 
     def __init__(self, ctx, limit_bytes: int = 1 << 30):
@@ -113,25 +121,26 @@ class ResultPool:
         ``guard`` is the borrower's list of (engine, slot) whose queued copies and kernels
         write into the block; whatever it still holds when the block comes back (a ticket
         dropped uncollected) is waited for before the block is lent again."""
+        size = _size_class(nbytes)
         with self._lock:
-            free = self._free.get(nbytes)
+            free = self._free.get(size)
             entry = free.pop() if free else None
-            grow = entry is None and self.pinned_bytes + nbytes <= self.limit_bytes
+            grow = entry is None and self.pinned_bytes + size <= self.limit_bytes
             if grow:
-                self.pinned_bytes += nbytes
+                self.pinned_bytes += size
         if entry is not None:
             block, old_guard = entry
             for eng, slot in old_guard:
                 with eng.ctx.active():
                     slot.done.synchronize()
         elif grow:
-            block = pinned_empty(max(nbytes, 1), np.uint8, self.ctx)[:nbytes]
+            block = pinned_empty(size, np.uint8, self.ctx)
         else:
             self.pageable_blocks += 1
             return np.empty(nbytes, np.uint8)
         lease = _Lease(block)
         weakref.finalize(lease, self._give_back, block, guard)
-        return np.asarray(lease)
+        return np.asarray(lease)[:nbytes]
 
     def _give_back(self, block, guard):
         with self._lock:
@@ -139,6 +148,21 @@ class ResultPool:
 
 
 # ----------------------------------------------------------------------- caller arrays
+_CU_MEMHOSTREGISTER_PORTABLE = 1
+_cuda_library = None
+
+
+def _libcuda():
+    """The CUDA driver library, for the two calls PyCUDA does not offer in the form needed."""
+    global _cuda_library
+    if _cuda_library is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        lib.cuMemHostRegister_v2.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
+        lib.cuMemHostUnregister.argtypes = [ctypes.c_void_p]
+        _cuda_library = lib
+    return _cuda_library
+
+
 def _owner(array: np.ndarray):
     """The ndarray that owns ``array``'s memory (following ``.base``), or None when the
     memory belongs to something else (a foreign buffer: its lifetime is not ours to see)."""
@@ -151,20 +175,40 @@ def _owner(array: np.ndarray):
 
 
 class HostRegistry:
-    """Caller arrays page-locked in place (``cuMemHostRegister``), remembered while they live.
+    """Caller arrays page-locked in place (``cuMemHostRegister``) while they live.
 
-    The first time an array is seen it is only noted; handed in again (a ring of buffers,
-    the same array refilled) its owner's memory is registered once and copied by DMA from
-    where it lies from then on.  Registration follows the owner's life: it is undone just
-    before NumPy frees the memory (the weak reference's callback runs first).  Memory not
-    owned by a NumPy array (foreign buffers) is never registered.
+    :meth:`pin` makes the rows handed in DMA-able where they lie: on the first call with
+    an owner it registers exactly the owner's bytes as one range.  The driver pins the
+    pages under it but tracks the byte range, and refuses a copy that straddles a range's
+    edge; so one range per array keeps every copy within the array valid (ours, and any
+    other CUDA library's), and the exact bytes keep copies of neighbouring allocations on
+    the same pages valid (rounding out to pages broke them; docs/gpu.md).  Measured on an
+    H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of
+    one thread, against 6.4 ms of eight threads to copy it into a staging buffer -- and the
+    copy, unlike the registration, competes with the DMA for the host's memory bandwidth.
+    (Registering on a background thread while the first chunks were staged measured
+    slower: 4.9 against 5.8 Gb/s for a fresh WiMAX batch; registering chunk by chunk
+    split the array's registration, which broke other libraries' copies of it.)  An array
+    handed in again costs nothing more; with ``submit`` the registration of the next
+    batch's array overlaps the decoding of the current one.
+
+    Registration follows the owner's life: it is undone just before NumPy frees the memory
+    (the weak reference's callback runs first).  Memory not owned by a NumPy array (foreign
+    buffers, whose lifetime is not ours to see), owners outside ``min_bytes .. limit_bytes``
+    (small ones are staged at once and share pages with other allocations; large ones,
+    slices of a long recording, would keep gigabytes locked) and ranges the driver refuses
+    (e.g. a page already registered with a neighbour) are not pinned: :meth:`pin` says
+    False and the engine stages those rows.
     """
+
+    limit_bytes = 1 << 30
+    min_bytes = 1 << 20
 
     _shared = None
 
     @classmethod
     def shared(cls, ctx) -> "HostRegistry":
-        """The process's registry (a range can be registered once per process; PORTABLE
+        """The process's registry (a page can be registered once per process; PORTABLE
         registrations serve every device), created under ``ctx`` on first use."""
         with Stager._lock:
             if cls._shared is None:
@@ -173,45 +217,43 @@ class HostRegistry:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self._seen: dict[int, object] = {}       # id(owner) -> weakref.finalize (noted or registered)
-        self._registered: dict[int, tuple] = {}  # id(owner) -> (start, stop, registration)
+        self._ranges: dict[int, tuple] = {}    # id(owner) -> registered (start, stop), or (0, 0): refused
         self._lock = threading.Lock()
 
-    def covers(self, array: np.ndarray) -> bool:
-        """Whether ``array`` lies in registered memory: True from the second call with the
-        same owner on (registering it then)."""
-        owner = _owner(array)
-        if owner is None:
+    def pin(self, rows: np.ndarray) -> bool:
+        """Whether the memory of ``rows`` is registered (registering its owner now if it is
+        the owner's first call)."""
+        owner = _owner(rows)
+        if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
             return False
         key = id(owner)
-        hit = self._registered.get(key)
-        if hit is not None:
-            start = array.ctypes.data
-            return hit[0] <= start and start + array.nbytes <= hit[1]
-        with self._lock:
-            if key not in self._seen:
-                self._seen[key] = weakref.finalize(owner, self._forget, key)
-                return False
-        return self._register(owner, key) and self.covers(array)
+        hit = self._ranges.get(key)
+        if hit is None:
+            with self._lock:
+                hit = self._ranges.get(key)
+                if hit is None:
+                    hit = self._ranges[key] = self._register(owner)
+                    weakref.finalize(owner, self._forget, key)
+        return hit[1] > 0
 
-    def _register(self, owner, key) -> bool:
-        drv = driver()
-        start, nbytes = owner.ctypes.data, owner.nbytes
-        view = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(start))   # no ref to owner
-        try:
-            with self.ctx.active():
-                reg = drv.register_host_memory(view, drv.mem_host_register_flags.PORTABLE)
-        except drv.Error:
-            return False                         # e.g. memory the driver cannot lock: staged instead
-        self._registered[key] = (start, start + nbytes, reg)     # reg.base: the registration
-        return True
+    def _register(self, owner) -> tuple:
+        start = owner.ctypes.data
+        stop = start + owner.nbytes
+        with self.ctx.active():
+            refused = _libcuda().cuMemHostRegister_v2(start, stop - start, _CU_MEMHOSTREGISTER_PORTABLE)
+        return (0, 0) if refused else (start, stop)
+
+    def registered_bytes(self, owner: np.ndarray) -> int:
+        """Bytes registered for ``owner``."""
+        start, stop = self._ranges.get(id(owner), (0, 0))
+        return stop - start
 
     def _forget(self, key):
-        self._seen.pop(key, None)
-        entry = self._registered.pop(key, None)
-        if entry is not None:
+        with self._lock:
+            start, stop = self._ranges.pop(key, (0, 0))
+        if stop:
             with self.ctx.active():
-                entry[2].base.unregister()
+                _libcuda().cuMemHostUnregister(start)
 
 
 # ------------------------------------------------------------------------------ staging
@@ -228,8 +270,9 @@ class Stager:
 
     @classmethod
     def copy(cls, dst: np.ndarray, src: np.ndarray):
-        """``dst[...] = src`` (same shape), split over the threads for large copies."""
-        if src.nbytes < STAGE_SPLIT_BYTES or STAGE_THREADS == 1 or src.shape[0] < 2:
+        """``dst[...] = src`` (same shape), split over the threads by rows (for copies of
+        :data:`STAGE_SPLIT_BYTES` or more; smaller ones are one ``numpy.copyto``)."""
+        if STAGE_THREADS == 1 or src.shape[0] < 2:
             np.copyto(dst, src)
             return
         with cls._lock:

@@ -35,7 +35,8 @@ import numpy as np
 from ..result import make_result
 from .context import CudaError, DeviceContext
 from .driver import driver
-from .engine import GpuDecoder
+from .engine import GpuDecoder, split_flags
+from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
 
@@ -198,6 +199,13 @@ class NbCudaDecoder(GpuDecoder):
     def _plan(self, ctx) -> _NbPlan:
         return _NbPlan(ctx, self)
 
+    def pinned_llr(self, batch: int, kind: str = "symbols") -> np.ndarray:
+        """A page-locked LLR array that ``decode`` copies as is: symbol LLRs [batch, n, q],
+        or with ``kind="bits"`` bit LLRs [batch, n*m]."""
+        lay = self.layout
+        shape = (batch, lay.n * lay.bits_per_symbol) if kind == "bits" else (batch, lay.n, lay.q)
+        return pinned_empty(shape, np.float32, self.engines[0].ctx)
+
     @property
     def shape(self):
         """Block shape on the first device."""
@@ -235,7 +243,7 @@ class NbCudaDecoder(GpuDecoder):
     def _make_result(self, bits, iterations, flags):
         """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
         bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`)."""
-        return make_result(self.code, bits, iterations, (flags & 1).view(bool), flags > 1)
+        return make_result(self.code, bits, iterations, *split_flags(flags))
 
     def __repr__(self):
         return (f"NbCudaDecoder({self.code.name!r}, {self.algorithm!r}, {self.schedule!r}, "

@@ -262,16 +262,18 @@ class Decoder:
                             "hand host arrays to decode()")
         return self._finish(own(llr, frames))
 
-    def pinned_llr(self, frames: int) -> np.ndarray:
+    def pinned_llr(self, frames: int, bit_llr: bool = False) -> np.ndarray:
         """An LLR array [frames, ...] that ``decode`` takes without staging it.
 
         Page-locked memory for the cuda backend (copied to the GPU as is);
-        ordinary memory for the others.
+        ordinary memory for the others.  GF(q) codes: symbol LLRs [frames, n, q], or
+        with ``bit_llr=True`` bit LLRs [frames, n*m].
         """
         own = getattr(self._impl, "pinned_llr", None)
         if own is not None:
-            return own(frames)
-        tail = (self.code.n,) if self.code.is_binary else (self.code.n, self.code.q)
+            return own(frames) if self.code.is_binary else own(frames, "bits" if bit_llr else "symbols")
+        tail = ((self.code.n,) if self.code.is_binary else
+                (self.code.n * self.code.bits_per_symbol,) if bit_llr else (self.code.n, self.code.q))
         return np.empty((frames,) + tail, np.float32)
 
     def preferred_batch(self, preset: str = "throughput") -> int:

@@ -1,0 +1,173 @@
+"""gl.Decoder on the cuda backend: where the bytes go (issue 13) and what bad input does.
+
+Results land once in pooled page-locked blocks that the returned arrays are (and a kept
+result is never overwritten by a later call); a numpy array handed in again is registered
+in place; tickets overlap and come back in any order; NaN frames are found by the kernels'
+LLR load, in the middle of a multi-stream batch, and raised or erased by the policy; a
+decoder used from several threads survives one thread's bad call.
+"""
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+from gpuldpc import bad_llr
+
+pytestmark = pytest.mark.cuda
+WIMAX = "wimax-2304-1/2"
+
+
+def _same(got, want):
+    for field in ("bits", "info", "iterations", "valid", "bad_llr"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+
+
+def _decoder(cuda, **kw):
+    kw.setdefault("devices", [0])
+    return gl.Decoder(gl.codes.get(WIMAX), backend="cuda", **kw)
+
+
+def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda, frames, reference):
+    code = gl.codes.get(WIMAX)
+    cw, llr = frames(code, 1.8, 1500, seed=21)
+    llr = llr.copy()                                 # an array that owns its memory
+    dec = _decoder(cuda, streams=3, chunk_frames=256, max_iterations=8)
+    want = reference(code, llr, max_iterations=8)
+    got = dec.decode(llr)
+    _same(got, want)
+    assert cuda.is_pinned(got.bits) and cuda.is_pinned(got.iterations)      # landed once, by DMA
+    registry = dec._impl.decoder.engines[0].registry
+    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place, one range
+    pinned = dec.pinned_llr(1500)
+    pinned[:] = llr
+    _same(dec.decode(pinned), want)
+    _same(dec.decode(llr), want)                     # handed in again: nothing more to register
+    drv = cuda.driver()                              # other CUDA copies of the array still work,
+    with dec._impl.decoder.engines[0].ctx.active():  # and of new arrays that may share its pages
+        dev = drv.mem_alloc(llr.nbytes)
+        drv.memcpy_htod(dev, llr)
+        np.testing.assert_array_equal(drv.from_device(dev, llr.shape, llr.dtype), llr)
+        near = [np.full(n, 7, np.uint8) for n in (100, 5000, 3 << 20)]
+        for a in near:
+            np.testing.assert_array_equal(drv.from_device(drv.to_device(a), a.shape, a.dtype), a)
+    key = id(llr)
+    del llr
+    gc.collect()
+    assert key not in registry._ranges               # unregistered before NumPy freed it
+
+
+def test_a_kept_result_is_never_overwritten(cuda, frames):
+    code = gl.codes.get(WIMAX)
+    dec = _decoder(cuda, streams=2, chunk_frames=128)
+    _, a = frames(code, 1.5, 400, seed=1)
+    _, b = frames(code, 4.0, 400, seed=2)
+    first = dec.decode(a)
+    kept = first.bits.copy(), first.iterations.copy(), first.valid.copy()
+    for _ in range(3):
+        dec.decode(b)
+    np.testing.assert_array_equal(first.bits, kept[0])
+    np.testing.assert_array_equal(first.iterations, kept[1])
+    np.testing.assert_array_equal(first.valid, kept[2])
+    pool = dec._impl.decoder.results
+    before = pool.pinned_bytes
+    del first
+    gc.collect()
+    dec.decode(a)                                    # reuses the block given back
+    assert pool.pinned_bytes == before
+
+
+def test_tickets_overlap_and_come_back_in_any_order(cuda, frames):
+    code = gl.codes.get(WIMAX)
+    dec = _decoder(cuda, streams=2, chunk_frames=200)
+    _, llr = frames(code, 2.0, 1800, seed=5)
+    parts = [llr[i * 600:(i + 1) * 600] for i in range(3)]
+    want = [dec.decode(p) for p in parts]
+    tickets = [dec.submit(p) for p in parts]
+    for i in (1, 2, 0):
+        _same(tickets[i].result(), want[i])
+    dropped = dec.submit(parts[0])                   # never collected: its block waits for its streams
+    del dropped
+    gc.collect()
+    for i in range(3):
+        _same(dec.decode(parts[i]), want[i])
+
+
+@pytest.mark.parametrize("preset", ["throughput", "latency"])
+def test_nan_frames_found_by_the_kernels_in_a_multi_stream_batch(cuda, frames, reference, preset):
+    code = gl.codes.get(WIMAX)
+    cw, llr = frames(code, 2.5, 900, seed=9)
+    bad = llr.copy()
+    rows = [0, 255, 256, 511, 600, 899]              # first, chunk edges, middle, last
+    for i, r in enumerate(rows):
+        bad[r, (97 * i) % code.n] = (np.nan, np.inf, -np.inf)[i % 3]
+    opts = dict(streams=3, chunk_frames=256) if preset == "throughput" else dict(preset="latency")
+    with pytest.raises(ValueError, match=r"LLRs contain NaN or infinite values \(frames \[0, 255, 256, 511, 600, "
+                                         r"899\]\)"):
+        _decoder(cuda, **opts).decode(bad)
+    got = _decoder(cuda, on_bad_llr="erase", **opts).decode(bad)
+    np.testing.assert_array_equal(np.flatnonzero(got.bad_llr), rows)
+    want = reference(code, bad_llr.sanitized(bad)[0])
+    for field in ("bits", "iterations", "valid"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+
+
+def test_one_thread_raising_leaves_the_others_decoding(cuda, frames):
+    code = gl.codes.get(WIMAX)
+    dec = _decoder(cuda, streams=2, chunk_frames=128)
+    _, llr = frames(code, 2.0, 300, seed=12)
+    want = dec.decode(llr)
+    bad = llr.copy()
+    bad[7, 3] = np.nan
+    errors, results = [], []
+
+    def good():
+        for _ in range(5):
+            results.append(dec.decode(llr))
+
+    def wrong():
+        for _ in range(5):
+            try:
+                dec.decode(bad)
+            except ValueError as exc:
+                errors.append(str(exc))
+
+    threads = [threading.Thread(target=good), threading.Thread(target=wrong), threading.Thread(target=good)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(results) == 10 and len(errors) == 5
+    assert all("frames [7]" in e for e in errors)
+    for r in results:
+        _same(r, want)
+
+
+def test_latency_preset_from_numpy_and_out(cuda, frames, reference):
+    code = gl.codes.get(WIMAX)
+    dec = _decoder(cuda, preset="latency")
+    for count in (1, 6, 40):
+        cw, llr = frames(code, 2.5, count, seed=count)
+        first = dec.decode(llr)
+        kept = first.bits.copy()
+        _same(first, reference(code, llr))
+        dec.decode(frames(code, 1.0, count, seed=99)[1])
+        np.testing.assert_array_equal(first.bits, kept)      # not a view of the slot's buffer
+    out = np.empty((6, code.n), np.uint8)
+    res = dec.decode(frames(code, 2.5, 6, seed=6)[1], out=out)
+    assert res.bits is out
+
+
+def test_gf_latency_preset_takes_the_frame_kernel_from_numpy_bit_llrs(cuda):
+    code = gl.codes.get("gf32-620-310")
+    dec = gl.Decoder(code, backend="cuda", preset="latency", devices=[0])
+    assert dec.schedule == "flooding"
+    assert dec._impl.decoder.engines[0].plan.name == "nb_frame_q32"
+    rng = np.random.default_rng(4)
+    words = code.encode(rng.integers(0, code.q, (3, code.k), dtype=np.uint8))
+    bits = gl.gf.GF(code.q).to_bits(words).reshape(3, -1)
+    llr = gl.channel.awgn_llr(bits, gl.channel.sigma_from_ebn0(3.5, code.rate), rng)
+    ref = gl.Decoder(code, backend="reference", preset="latency")
+    _same(dec.decode(llr[:1]), ref.decode(llr[:1]))
+    _same(dec.decode(llr), ref.decode(llr))
