@@ -106,6 +106,20 @@ def throughput_rows(code, reps):
         times.append(time.perf_counter() - t0)
     rows.append(row(code, batch, float(np.median(times[1:])), "gl.Decoder", "numpy, fresh array"))
 
+    def fresh_in_flight():                        # a producer handing fresh arrays to submit()
+        arrays = [llr.copy() for _ in range(8)]
+        start = time.perf_counter()
+        tickets = [dec.submit(a) for a in arrays[:2]]
+        for a in arrays[2:]:
+            tickets.pop(0).result()
+            tickets.append(dec.submit(a))
+        for t in tickets:
+            t.result()
+        return time.perf_counter() - start
+    fresh_in_flight()
+    rows.append(row(code, 8 * batch, float(np.median([fresh_in_flight() for _ in range(3)])), "gl.Decoder.submit",
+                    "numpy, fresh array each, 2 in flight"))
+
     def pipelined():                              # two tickets in flight
         tickets = [dec.submit(llr if i % 2 else pinned) for i in range(2)]
         for i in range(6):

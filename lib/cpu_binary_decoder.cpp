@@ -18,6 +18,7 @@
 #include "hwy/highway.h"
 #include "hwy/aligned_allocator.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "gpuldpc/cpu_bad_llr-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gpuldpc {
@@ -216,13 +217,17 @@ uint64_t UnsatisfiedLanes(D d, const CheckRows& rows, const T* HWY_RESTRICT post
   return out;
 }
 
-// llr[frames][n] (float32) -> post[n][N] in the message type; padding lanes
-// get +1 (the all-zero codeword, satisfied after the first iteration).
+// llr[frames][n] (float32) -> post[n][N] in the message type, with the
+// bad-LLR rule applied on the way (LoadableLlrs, cpu_bad_llr-inl.h):
+// bad_llr[f] = 1 when frame f held NaN or +-inf.  Padding lanes get +1 (the
+// all-zero codeword, satisfied after the first iteration).
 template <class D, typename T = hn::TFromD<D>>
 void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, float scale,
-                 T* HWY_RESTRICT post) {
+                 T* HWY_RESTRICT post, uint8_t* HWY_RESTRICT bad_llr) {
   const size_t N = hn::Lanes(d);
   constexpr size_t kBlock = 64;  // variables per pass: N lines of the output stay in L1
+  float clean[kBlock];
+  std::fill(bad_llr, bad_llr + frames, uint8_t{0});
   for (size_t v0 = 0; v0 < n; v0 += kBlock) {
     const size_t v1 = std::min(n, v0 + kBlock);
     for (size_t f = 0; f < N; ++f) {
@@ -231,13 +236,13 @@ void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, fl
         for (size_t v = v0; v < v1; ++v) out[v * N] = static_cast<T>(1);
         continue;
       }
-      const float* in = llr + f * n;
+      const float* HWY_RESTRICT in = LoadableLlrs(llr + f * n + v0, v1 - v0, clean, bad_llr + f);
       for (size_t v = v0; v < v1; ++v) {
         if constexpr (std::is_floating_point_v<T>) {
-          out[v * N] = in[v] + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
+          out[v * N] = in[v - v0] + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
         } else {
           constexpr float kMax = static_cast<float>(MaxMagnitude<T>());
-          out[v * N] = static_cast<T>(std::nearbyint(std::clamp(in[v] * scale, -kMax, kMax)));
+          out[v * N] = static_cast<T>(std::nearbyint(std::clamp(in[v - v0] * scale, -kMax, kMax)));
         }
       }
     }
@@ -274,7 +279,8 @@ void StoreAllBits(D d, const T* HWY_RESTRICT post, size_t n, size_t frames, uint
 
 template <typename T>
 void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* llr, size_t frames,
-                  uint8_t* bits, int32_t* iterations, uint8_t* valid, BinaryWorkspace& ws) {
+                  uint8_t* bits, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr,
+                  BinaryWorkspace& ws) {
   using D = hn::ScalableTag<T>;
   const D d;
   const size_t N = hn::Lanes(d);
@@ -286,7 +292,7 @@ void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* l
   T* q_buf = reinterpret_cast<T*>(ws.extrinsic.get());
   const bool flooding = cfg.schedule == Schedule::kFlooding;
 
-  LoadChannel(d, llr, frames, n, cfg.llr_scale, post);
+  LoadChannel(d, llr, frames, n, cfg.llr_scale, post, bad_llr);
   if (flooding) std::memcpy(channel, post, n * N * sizeof(T));
   std::memset(msg, 0, edges * N * sizeof(T));
   const MagnitudeRule<D> rule(d, cfg);
@@ -345,14 +351,15 @@ void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* l
 }
 
 void DecodeChunk(const CheckRows& rows, const BinaryConfig& cfg, const float* llr, size_t frames,
-                 uint8_t* bits, int32_t* iterations, uint8_t* valid, BinaryWorkspace& ws) {
+                 uint8_t* bits, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr,
+                 BinaryWorkspace& ws) {
   switch (cfg.precision) {
     case Precision::kFloat32:
-      return DecodeChunkT<float>(rows, cfg, llr, frames, bits, iterations, valid, ws);
+      return DecodeChunkT<float>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, ws);
     case Precision::kInt16:
-      return DecodeChunkT<int16_t>(rows, cfg, llr, frames, bits, iterations, valid, ws);
+      return DecodeChunkT<int16_t>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, ws);
     case Precision::kInt8:
-      return DecodeChunkT<int8_t>(rows, cfg, llr, frames, bits, iterations, valid, ws);
+      return DecodeChunkT<int8_t>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, ws);
   }
 }
 
@@ -408,8 +415,8 @@ const char* SimdTargetName() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 
 void DecodeBinaryChunk(const CheckRows& rows, const BinaryConfig& config, const float* llr,
                        size_t frames, uint8_t* bits, int32_t* iterations, uint8_t* valid,
-                       BinaryWorkspace& ws) {
-  HWY_DYNAMIC_DISPATCH(DecodeChunk)(rows, config, llr, frames, bits, iterations, valid, ws);
+                       uint8_t* bad_llr, BinaryWorkspace& ws) {
+  HWY_DYNAMIC_DISPATCH(DecodeChunk)(rows, config, llr, frames, bits, iterations, valid, bad_llr, ws);
 }
 
 }  // namespace cpu

@@ -5,14 +5,13 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "gpuldpc/cpu_bad_llr.hpp"
 #include "gpuldpc/cpu_binary_decoder.hpp"
 #include "gpuldpc/cpu_nb_decoder.hpp"
 #include "gpuldpc/cpu_thread_pool.hpp"
@@ -95,39 +94,10 @@ py::ssize_t CheckLlr(const py::array& llr, std::initializer_list<py::ssize_t> ta
 
 using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-// True when no value of x[0..count) is NaN or +-inf (exponent bits all ones); a
-// branch-free loop over the bit patterns that the compiler vectorises.
-bool AllFinite(const float* x, size_t count) {
-  uint32_t any_special = 0;
-  for (size_t i = 0; i < count; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, x + i, sizeof bits);
-    any_special |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
-  }
-  return any_special == 0;
-}
-
-// "LLRs contain NaN or infinite values (frames [3, 77])": the frames whose LLRs are not
-// all finite, first 8 named (the front door's wording; gpuldpc.decoders.cpu adds the code).
-void ThrowNonFinite(const std::vector<uint8_t>& finite) {
-  std::string frames;
-  size_t named = 0;
-  for (size_t f = 0; f < finite.size(); ++f) {
-    if (finite[f]) continue;
-    if (named == 8) {
-      frames += "...";
-      break;
-    }
-    frames += (named++ ? ", " : "") + std::to_string(f);
-  }
-  throw py::value_error("LLRs contain NaN or infinite values (frames [" + frames + "])");
-}
-
 // Decodes llr [batch, ...] chunk by chunk on the pool with the GIL released;
-// decode_chunk(in, frames, symbols, iterations, valid, worker) does one chunk.  Each
-// chunk first checks that its LLRs are finite (in cache right before the decoder reads
-// them, so the check costs next to nothing and runs on every worker); a batch with a
-// NaN or infinity raises ValueError naming the frames.
+// decode_chunk(in, frames, symbols, iterations, valid, bad_llr, worker) does one chunk.
+// Non-finite LLRs are handled where each chunk loads them (cpu_bad_llr.hpp): no pass
+// here, and bad_llr flags the frames that held any.
 template <typename ChunkFn>
 py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size_t frame_llrs,
                       size_t n, ChunkFn decode_chunk) {
@@ -135,34 +105,22 @@ py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size
   py::array_t<uint8_t> out({batch, static_cast<py::ssize_t>(n)});
   py::array_t<int32_t> iterations(batch);
   py::array_t<bool> valid(batch);
+  py::array_t<bool> bad_llr(batch);
   const float* in = static_cast<const float*>(llr.data());
   uint8_t* sym = out.mutable_data();
   int32_t* it = iterations.mutable_data();
   uint8_t* ok = reinterpret_cast<uint8_t*>(valid.mutable_data());
+  uint8_t* bad = reinterpret_cast<uint8_t*>(bad_llr.mutable_data());
   const size_t frames = static_cast<size_t>(batch);
   const size_t chunks = (frames + lanes - 1) / lanes;
-  std::vector<uint8_t> finite(frames, 1);
-  bool all_finite = true;
   {
     py::gil_scoped_release release;
-    std::atomic<bool> seen_special{false};
     pool.Run(chunks, [&](size_t chunk, int worker) {
       const size_t f0 = chunk * lanes, count = std::min(lanes, frames - f0);
-      bool chunk_finite = true;
-      for (size_t f = f0; f < f0 + count; ++f) {
-        finite[f] = AllFinite(in + f * frame_llrs, frame_llrs);
-        chunk_finite = chunk_finite && finite[f];
-      }
-      if (!chunk_finite) {
-        seen_special.store(true, std::memory_order_relaxed);
-        return;
-      }
-      decode_chunk(in + f0 * frame_llrs, count, sym + f0 * n, it + f0, ok + f0, worker);
+      decode_chunk(in + f0 * frame_llrs, count, sym + f0 * n, it + f0, ok + f0, bad + f0, worker);
     });
-    all_finite = !seen_special.load();
   }
-  if (!all_finite) ThrowNonFinite(finite);
-  return py::make_tuple(out, iterations, valid);
+  return py::make_tuple(out, iterations, valid, bad_llr);
 }
 
 class BinaryDecoder {
@@ -207,8 +165,8 @@ class BinaryDecoder {
     const size_t n = static_cast<size_t>(rows_.n);
     return DecodeBatch(pool_, lanes_, llr, n, n,
                        [&](const float* in, size_t frames, uint8_t* bits, int32_t* it,
-                           uint8_t* ok, int worker) {
-                         DecodeBinaryChunk(rows_, config_, in, frames, bits, it, ok,
+                           uint8_t* ok, uint8_t* bad, int worker) {
+                         DecodeBinaryChunk(rows_, config_, in, frames, bits, it, ok, bad,
                                            *workspaces_[worker]);
                        });
   }
@@ -266,8 +224,9 @@ class NonBinaryDecoder {
     const size_t n = static_cast<size_t>(code_.rows.n);
     return DecodeBatch(pool_, lanes_, llr, n * code_.q, n,
                        [&](const float* in, size_t frames, uint8_t* sym, int32_t* it,
-                           uint8_t* ok, int worker) {
-                         DecodeNbChunk(code_, config_, in, frames, sym, it, ok, *workspaces_[worker]);
+                           uint8_t* ok, uint8_t* bad, int worker) {
+                         DecodeNbChunk(code_, config_, in, frames, sym, it, ok, bad,
+                                       *workspaces_[worker]);
                        });
   }
 
@@ -291,6 +250,7 @@ void register_cpu_decoders(py::module_& m) {
   using cpu::NonBinaryDecoder;
   m.def("simd_target", &cpu::SimdTargetName,
         "Instruction set the CPU decoders dispatched to on this machine (e.g. 'AVX3', 'AVX2').");
+  m.attr("llr_saturation") = cpu::kLlrSaturation;  // |LLR| of +-inf: gpuldpc.bad_llr.LLR_SATURATION
   py::class_<BinaryDecoder>(m, "BinaryDecoder", R"doc(
 Binary LDPC decoder (inter-frame SIMD, thread pool), see docs/cpu.md.
 
@@ -302,7 +262,9 @@ BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations
   llr_scale: fixed point LLR unit (integer = round(L * llr_scale), saturated);
   threads: worker threads, 0 = every core.
 decode(llr float32 [batch, n], positive = bit 0) -> (bits uint8 [batch, n],
-  iterations int32 [batch], valid bool [batch]); the GIL is released while decoding.
+  iterations int32 [batch], valid bool [batch], bad_llr bool [batch]); NaN LLRs are
+  decoded as 0, +-inf as +-llr_saturation, and bad_llr flags those frames (the rule of
+  gpuldpc.bad_llr); the GIL is released while decoding.
 )doc")
       .def(py::init<int, IndexArray, IndexArray, const std::string&, const std::string&, const std::string&, int, bool, float,
                     float, float, int>(),
@@ -323,7 +285,8 @@ NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, earl
   div[e, a] = a / h_e and mul[e, a] = h_e * a over GF(q) (h_e = H.data[e]).
   schedule: 'layered' | 'flooding'; threads: worker threads, 0 = every core.
 decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely) -> (symbols uint8
-  [batch, n], iterations int32 [batch], valid bool [batch]); GIL released.
+  [batch, n], iterations int32 [batch], valid bool [batch], bad_llr bool [batch]);
+  NaN/+-inf costs loaded by the rule of gpuldpc.bad_llr (as BinaryDecoder); GIL released.
 )doc")
       .def(py::init<int, int, IndexArray, IndexArray, IndexArray, IndexArray, const std::string&,
                     int, bool, int>(),

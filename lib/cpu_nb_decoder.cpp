@@ -15,6 +15,7 @@
 #define HWY_TARGET_INCLUDE "lib/cpu_nb_decoder.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "gpuldpc/cpu_bad_llr-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gpuldpc {
@@ -153,8 +154,37 @@ bool Satisfied(const NbCheckRows& code, const uint8_t* symbols, size_t N, size_t
   return true;
 }
 
+// llr[frames][n][q] -> post[n][q][N], with the bad-LLR rule applied on the
+// way (LoadableLlrs, cpu_bad_llr-inl.h): bad_llr[f] = 1 when frame f held NaN
+// or +-inf.  Padding lanes get the zero word (cost 0 for element 0, 1 for the
+// others).
+void LoadChannel(const float* HWY_RESTRICT llr, size_t frames, size_t n, size_t q, size_t N,
+                 float* HWY_RESTRICT post, uint8_t* HWY_RESTRICT bad_llr) {
+  constexpr size_t kBlock = 1024;  // LLRs per test: kBlock / q whole symbols (q <= 256)
+  const size_t vec = q * N;
+  const size_t block_symbols = kBlock / q;
+  float clean[kBlock];
+  for (size_t f = 0; f < N; ++f) {
+    if (f >= frames) {
+      for (size_t v = 0; v < n; ++v) {
+        for (size_t a = 0; a < q; ++a) post[v * vec + a * N + f] = a == 0 ? 0.0f : 1.0f;
+      }
+      continue;
+    }
+    bad_llr[f] = 0;
+    for (size_t v0 = 0; v0 < n; v0 += block_symbols) {
+      const size_t v1 = std::min(n, v0 + block_symbols);
+      const float* HWY_RESTRICT in = LoadableLlrs(llr + (f * n + v0) * q, (v1 - v0) * q, clean, bad_llr + f);
+      for (size_t v = v0; v < v1; ++v) {
+        for (size_t a = 0; a < q; ++a) post[v * vec + a * N + f] = in[(v - v0) * q + a];
+      }
+    }
+  }
+}
+
 void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr, size_t frames,
-                 uint8_t* symbols, int32_t* iterations, uint8_t* valid, NbWorkspace& ws) {
+                 uint8_t* symbols, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr,
+                 NbWorkspace& ws) {
   const D d;
   const size_t N = hn::Lanes(d);
   const auto& rows = code.rows;
@@ -168,13 +198,7 @@ void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr,
   float* msg = ws.messages.get();
   uint8_t* dec = ws.symbols.data();
 
-  for (size_t f = 0; f < N; ++f) {  // [frames][n][q] -> [n][q][N]; padding: the zero word
-    for (size_t v = 0; v < n; ++v) {
-      for (size_t a = 0; a < q; ++a) {
-        post[v * vec + a * N + f] = f < frames ? llr[(f * n + v) * q + a] : (a == 0 ? 0.0f : 1.0f);
-      }
-    }
-  }
+  LoadChannel(llr, frames, n, q, N, post, bad_llr);
   if (flooding) std::memcpy(channel, post, n * vec * sizeof(float));
   std::memset(msg, 0, edges * vec * sizeof(float));
   for (size_t f = 0; f < frames; ++f) {
@@ -256,8 +280,8 @@ size_t NbLanes() { return HWY_DYNAMIC_DISPATCH(Lanes)(); }
 
 void DecodeNbChunk(const NbCheckRows& code, const NbConfig& config, const float* llr,
                    size_t frames, uint8_t* symbols, int32_t* iterations, uint8_t* valid,
-                   NbWorkspace& ws) {
-  HWY_DYNAMIC_DISPATCH(DecodeChunk)(code, config, llr, frames, symbols, iterations, valid, ws);
+                   uint8_t* bad_llr, NbWorkspace& ws) {
+  HWY_DYNAMIC_DISPATCH(DecodeChunk)(code, config, llr, frames, symbols, iterations, valid, bad_llr, ws);
 }
 
 }  // namespace cpu

@@ -34,7 +34,7 @@ py::array_t<std::uint8_t> encode(const DualDiagonalEncoder& enc, const py::array
     const auto dtype = info.dtype();
     if (!(dtype.kind() == 'b' || (dtype.kind() == 'u' && dtype.itemsize() == 1)))
         throw py::type_error("info must be a uint8 (or bool) array of bits, got dtype " +
-                             std::string(py::str(dtype)) + ": pass info.astype(numpy.uint8)");
+                             std::string(py::str(info.dtype())) + ": pass info.astype(numpy.uint8)");
     if (info.ndim() != 2 || info.shape(1) != enc.k())
         throw py::value_error("info must have shape [batch, " + std::to_string(enc.k()) + "], got " +
                               shape_of(info));

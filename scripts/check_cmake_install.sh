@@ -1,53 +1,62 @@
 #!/usr/bin/env bash
-# Builds and installs the project the CMake way (GNU Radio's out-of-tree
-# convention) into build/cmake-prefix and checks what landed there:
-# gpuldpc with _core and one fatbin per kernels/*.cu, the GNU Radio blocks
-# (gnuradio.gpuldpc) and every grc/*.block.yml; then imports them from there.
+# Checks the CMake install scripts/setup.sh made (the commands of docs/build.md
+# as written, build folder build/, GNU Radio's prefix), then that
+# `cmake --build build --target uninstall` removes it and `cmake --install build`
+# puts it back:
+#   1. build/ was configured with the distribution's pybind11 (Debian 12:
+#      2.10.3 in /usr/lib/cmake/pybind11), the venv's build with pip's;
+#   2. install_manifest.txt holds _core, one fatbin per kernels/*.cu, every
+#      grc/*.block.yml and every python/gnuradio/gpuldpc/*.py;
+#   3. uninstall removes every file of it (and GNU Radio's Python no longer
+#      imports gnuradio.gpuldpc); a reinstall restores them all.
 #
-#   bash scripts/check_cmake_install.sh     (after scripts/setup.sh; CI runs it)
-#
-# nvcc is required here (GPULDPC_REQUIRE_CUDA=ON): every kernel must compile.
+#   bash scripts/check_cmake_install.sh     (as root, after scripts/setup.sh; CI runs it)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-py=$root/.venv/bin/python
-prefix=$root/build/cmake-prefix
+manifest=build/install_manifest.txt
+fail() { echo "check_cmake_install: $*" >&2; exit 1; }
+[ -s "$manifest" ] || fail "no $manifest: run bash scripts/setup.sh (as root) first"
 
-rm -rf "$prefix"
-cmake -S . -B build/cmake -G Ninja -DCMAKE_INSTALL_PREFIX="$prefix" -DGPULDPC_REQUIRE_CUDA=ON \
-      -DPython_EXECUTABLE="$py" -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)"
-cmake --build build/cmake
-cmake --install build/cmake
+# cache_value <CMakeCache.txt> <NAME>
+cache_value() { sed -n "s/^$2:[A-Z]*=//p" "$1"; }
+pybind11_version() { sed -n 's/^set(PACKAGE_VERSION "\(.*\)")/\1/p' "$1/pybind11ConfigVersion.cmake"; }
+system_pybind11=$(cache_value build/CMakeCache.txt pybind11_DIR)
+case "$system_pybind11" in
+    "$root"/*) fail "build/ was configured with pybind11 from $system_pybind11, not the distribution's" ;;
+esac
+venv_pybind11=$(cache_value build/cp*/CMakeCache.txt pybind11_DIR)
+case "$venv_pybind11" in
+    "$root"/.venv/*) ;;
+    *) fail "the venv's build used pybind11 from $venv_pybind11, not the venv's" ;;
+esac
+echo "check_cmake_install: pybind11 $(pybind11_version "$system_pybind11") ($system_pybind11) built build/," \
+     "pybind11 $(pybind11_version "$venv_pybind11") (the venv's) built build/cp*"
 
-core=$(find "$prefix" -name '_core*.so' -path '*/gpuldpc/*')
-[ -n "$core" ] || { echo "check_cmake_install: no gpuldpc/_core*.so under $prefix" >&2; exit 1; }
-pydir=$(dirname "$(dirname "$core")")
-fail=0
-for cu in kernels/*.cu; do
-    name=$(basename "$cu" .cu)
-    [ -s "$pydir/gpuldpc/kernels/$name.fatbin" ] ||
-        { echo "check_cmake_install: kernels/$name.cu was not installed as a fatbin" >&2; fail=1; }
+expected=("/gpuldpc/_core\..*\.so" "/gnuradio/gpuldpc/__init__\.py")
+for cu in kernels/*.cu; do expected+=("/gpuldpc/kernels/$(basename "$cu" .cu)\.fatbin"); done
+for yml in grc/*.block.yml; do expected+=("/share/gnuradio/grc/blocks/$(basename "$yml")"); done
+for py in python/gnuradio/gpuldpc/*.py; do expected+=("/gnuradio/gpuldpc/$(basename "$py")"); done
+for pattern in "${expected[@]}"; do
+    grep -q "$pattern\$" "$manifest" || fail "$manifest lists nothing matching $pattern"
 done
-for yml in grc/*.block.yml; do
-    [ -f "$prefix/share/gnuradio/grc/blocks/$(basename "$yml")" ] ||
-        { echo "check_cmake_install: $yml was not installed" >&2; fail=1; }
-done
-[ -f "$pydir/gnuradio/gpuldpc/__init__.py" ] ||
-    { echo "check_cmake_install: the blocks (gnuradio/gpuldpc) were not installed" >&2; fail=1; }
-((fail == 0)) || exit 1
+files=$(grep -c "" "$manifest")
 
-# Import from the install tree only (-S: no site-packages, so not the venv's
-# copy), plus the system directories numpy/scipy and gnuradio live in.
-sys_path=$("$py" -c "import os, numpy, scipy, gnuradio; print(os.pathsep.join(sorted({os.path.dirname(os.path.dirname(m.__file__)) for m in (numpy, scipy, gnuradio)})))")
-PYTHONPATH="$pydir:$sys_path" "$py" -S - "$pydir" <<'PY'
-import sys
-import numpy
-import gpuldpc, gpuldpc._core
-from gnuradio import gpuldpc as blocks
-from gpuldpc import _native
-for module in (gpuldpc, gpuldpc._core, blocks):
-    assert module.__file__.startswith(sys.argv[1]), f"{module.__name__} came from {module.__file__}"
-code = gpuldpc.codes.get("wifi-648-1/2")
-assert code.is_codeword(_native.dual_diagonal_encoder(code).encode(numpy.ones((1, code.k), "uint8"))).all()
-print(f"check_cmake_install: OK, gpuldpc {gpuldpc.__version__} + _core + blocks + kernels in {sys.argv[1]}")
-PY
+# in_clean_env <command>...: as a GNU Radio user: no environment variables
+in_clean_env() { env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME" LANG=C.UTF-8 "$@"; }
+gr_imports_blocks() { (cd /tmp && in_clean_env /usr/bin/python3 -c "from gnuradio import gpuldpc" 2>/dev/null); }
+gr_imports_blocks || fail "/usr/bin/python3 does not import gnuradio.gpuldpc"
+
+cmake --build build --target uninstall
+while read -r file; do
+    [ ! -e "$file" ] || fail "uninstall left $file"
+done < "$manifest"
+! gr_imports_blocks || fail "/usr/bin/python3 still imports gnuradio.gpuldpc after the uninstall"
+
+cmake --install build > /dev/null
+while read -r file; do
+    [ -e "$file" ] || fail "the reinstall did not restore $file"
+done < "$manifest"
+gr_imports_blocks || fail "/usr/bin/python3 does not import gnuradio.gpuldpc after the reinstall"
+echo "check_cmake_install: OK: the $files files of $manifest (${#expected[@]} checked by name)" \
+     "were uninstalled and installed again"

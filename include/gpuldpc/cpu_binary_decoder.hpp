@@ -19,6 +19,9 @@
 //   spa: R = sign * phi(sum_excl phi(|Q|)), phi(x) = -ln tanh(x/2) (float32 only)
 // In float32 the min-sum arithmetic is the reference's, bit for bit.
 //
+// Non-finite channel LLRs: NaN -> 0, +-inf -> +-2^64 as they are loaded
+// (cpu_bad_llr.hpp), the frame flagged; fixed point then clips as below.
+//
 // Fixed point: the channel LLRs are multiplied by `llr_scale`, rounded to the
 // nearest integer and saturated to +-(2^(b-1) - 1) (b = 8 or 16; the
 // symmetric range keeps |x| and -x exact).  Every addition and subtraction
@@ -77,11 +80,12 @@ size_t BinaryLanes(Precision precision);
 const char* SimdTargetName();
 
 // Decodes `frames` (1 <= frames <= BinaryLanes) frames of float32 LLRs
-// llr[frames][n] into bits[frames][n] (0/1), iterations[frames] and
-// valid[frames] (1 = zero syndrome).
+// llr[frames][n] into bits[frames][n] (0/1), iterations[frames],
+// valid[frames] (1 = zero syndrome) and bad_llr[frames] (1 = the frame held
+// NaN or +-inf, loaded by the rule of cpu_bad_llr.hpp and decoded).
 void DecodeBinaryChunk(const CheckRows& rows, const BinaryConfig& config, const float* llr,
                        size_t frames, uint8_t* bits, int32_t* iterations, uint8_t* valid,
-                       BinaryWorkspace& ws);
+                       uint8_t* bad_llr, BinaryWorkspace& ws);
 
 }  // namespace cpu
 }  // namespace gpuldpc

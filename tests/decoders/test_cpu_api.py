@@ -82,8 +82,8 @@ def test_bad_llrs_raise_clear_errors(wimax, bad, error, text):
 
 
 def test_workers_name_the_non_finite_frames(wimax):
-    """The C++ workers check their chunk's LLRs (the front door leaves it to them): every bad
-    frame is named, wherever it lies, and nothing is decoded."""
+    """The C++ load of each chunk flags its bad frames (two workers, chunks of every size), and
+    the default policy names every one of them after the decode, returning no result."""
     code, _, llr = wimax
     bad = np.array(llr[:300])
     bad[17, 5], bad[299, 575], bad[64, 0] = np.nan, -np.inf, np.inf

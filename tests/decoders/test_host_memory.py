@@ -20,7 +20,7 @@ class FakeDriverLibrary:
         self.registered, self.unregistered, self.refuse = [], [], set()
 
     def cuMemHostRegister_v2(self, address, nbytes, flags):
-        assert flags == 1 and address % hm.PAGE == 0 and nbytes % hm.PAGE == 0
+        assert flags == 1
         if address in self.refuse:
             return 712                           # CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED
         self.registered.append((address, nbytes))
@@ -51,20 +51,12 @@ def registry(monkeypatch):
     return reg
 
 
-def _registered_now(registry, rows):
-    """pin() once the owner's registration (on the background thread) has finished."""
-    first = registry.pin(rows)
-    registry._ranges[id(hm._owner(rows))].result()
-    return first, registry.pin(rows)
-
-
 def test_an_owner_is_registered_once_as_one_range_until_it_dies(registry):
     frames = np.zeros((3000, 2304), np.float32)               # 27.6 MB
-    assert _registered_now(registry, frames[1000:2000])[1]     # staged until registered, then in place
-    assert registry.pin(frames[:10]) and registry.pin(frames)
-    (address, nbytes), = registry.lib.registered               # one range: the whole owner
-    assert address <= frames.ctypes.data and frames.ctypes.data + frames.nbytes <= address + nbytes
-    assert nbytes - frames.nbytes < 2 * hm.PAGE and registry.registered_bytes(frames) == nbytes
+    assert registry.pin(frames[1000:2000]) and registry.pin(frames[:10]) and registry.pin(frames)
+    (address, nbytes), = registry.lib.registered               # one range: exactly the owner's bytes
+    assert (address, nbytes) == (frames.ctypes.data, frames.nbytes)
+    assert registry.registered_bytes(frames) == nbytes
     del frames
     gc.collect()
     assert registry.lib.unregistered == [address]              # undone when the owner died
@@ -78,9 +70,10 @@ def test_foreign_small_large_and_refused_memory_is_staged(registry):
     assert not registry.pin(np.zeros(1 << 20, np.float32))     # 4 MiB > limit
     registry.limit_bytes = 1 << 30
     frames = np.zeros((2000, 2304), np.float32)
-    registry.lib.refuse.add(frames.ctypes.data // hm.PAGE * hm.PAGE)
-    assert _registered_now(registry, frames[:10]) == (False, False)      # refused ...
+    registry.lib.refuse.add(frames.ctypes.data)
+    assert not registry.pin(frames[:10])                       # refused ...
     assert not registry.pin(frames[-10:]) and not registry.lib.registered   # ... and not tried again
+    assert registry.lib.unregistered == [] and not registry.lib.registered
     assert not foreign.flags.owndata and registry.registered_bytes(frames) == 0
     del frames
     gc.collect()

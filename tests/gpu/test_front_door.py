@@ -39,15 +39,19 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     _same(got, want)
     assert cuda.is_pinned(got.bits) and cuda.is_pinned(got.iterations)      # landed once, by DMA
     registry = dec._impl.decoder.engines[0].registry
-    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place (staged meanwhile)
+    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place, one range
     pinned = dec.pinned_llr(1500)
     pinned[:] = llr
     _same(dec.decode(pinned), want)
     _same(dec.decode(llr), want)                     # handed in again: nothing more to register
-    drv = cuda.driver()                              # other CUDA copies of the array still work
-    with dec._impl.decoder.engines[0].ctx.active():
-        back = drv.from_device(drv.to_device(llr), llr.shape, llr.dtype)
-    np.testing.assert_array_equal(back, llr)
+    drv = cuda.driver()                              # other CUDA copies of the array still work,
+    with dec._impl.decoder.engines[0].ctx.active():  # and of new arrays that may share its pages
+        dev = drv.mem_alloc(llr.nbytes)
+        drv.memcpy_htod(dev, llr)
+        np.testing.assert_array_equal(drv.from_device(dev, llr.shape, llr.dtype), llr)
+        near = [np.full(n, 7, np.uint8) for n in (100, 5000, 3 << 20)]
+        for a in near:
+            np.testing.assert_array_equal(drv.from_device(drv.to_device(a), a.shape, a.dtype), a)
     key = id(llr)
     del llr
     gc.collect()

@@ -23,7 +23,10 @@ BAD_ALIST = "648 324\n3 7\n1 2\n"        # column weights line too short
 
 
 def grcc(repo, path, out_dir):
-    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"))
+    # This checkout's YAML, and of the global folders GNU Radio's own alone: a system install
+    # of ours (/usr/local/share/gnuradio/grc/blocks, scripts/setup.sh) would override grc/.
+    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"),
+               GR_CONF_GRC_GLOBAL_BLOCKS_PATH=os.path.join(gr.prefix(), "share", "gnuradio", "grc", "blocks"))
     # This interpreter (grcc's shebang names /usr/bin/python3, which may not see gpuldpc, e.g. in a venv).
     return subprocess.run([sys.executable, GRCC, "-o", str(out_dir), str(path)], capture_output=True,
                           text=True, env=env, timeout=300)

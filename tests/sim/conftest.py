@@ -1,10 +1,11 @@
-"""Fixtures of the campaign tests: the fastest CPU backend, a small campaign, a CLI environment."""
+"""Fixtures of the campaign tests: the fastest CPU backend, a small campaign and its rows, a CLI
+environment."""
 import os
 
 import pytest
 
 import gpuldpc as gl
-from gpuldpc.sim import CampaignSpec
+from gpuldpc.sim import CampaignSpec, run_campaign
 
 
 @pytest.fixture(scope="session")
@@ -18,6 +19,12 @@ def small_args(backend) -> dict:
 @pytest.fixture(scope="session")
 def small_spec(small_args):
     return CampaignSpec.make(**small_args)
+
+
+@pytest.fixture(scope="session")
+def reference_rows(small_spec, tmp_path_factory):
+    """The small campaign run once, in this process."""
+    return run_campaign(small_spec, tmp_path_factory.mktemp("ref"), progress=False)
 
 
 @pytest.fixture(scope="session")

@@ -66,12 +66,15 @@ def test_api_raises_simerror_a_valueerror():
 
 
 def test_failing_batch_exits_1_naming_the_batch(capsys, tmp_path):
+    """Every batch raises (no GPU for --backend cuda): each point is tried twice, marked
+    failed with the cause, and the exit status is 1 (tests/sim/test_failures.py: the rest)."""
     import gpuldpc.cuda
 
     if gpuldpc.cuda.available():
         pytest.skip("a GPU is usable here: the cuda backend would not fail")
     assert main(["wifi-648-1/2", "--ebn0", "1", "--backend", "cuda", "--batch", "16", "--quiet",
                  "--out", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert "batch 0 of wifi-648-1/2 nms layered 10 it  1.00 dB failed on its worker: BackendUnavailable" in err
-    assert "add --resume" in err
+    out, err = capsys.readouterr()
+    assert ("failed: wifi-648-1/2 nms 10 it 1.00 dB: batch 0 raised 2 times: BackendUnavailable: "
+            "backend 'cuda' is not usable here") in out
+    assert "1 of 1 points failed" in err and "add --resume" in err

@@ -10,12 +10,6 @@ import pytest
 from gpuldpc.sim import CampaignSpec, ResultsStore, read_csv, run_campaign
 
 
-@pytest.fixture(scope="module")
-def reference_rows(small_spec, tmp_path_factory):
-    """The small campaign run once, in this process."""
-    return run_campaign(small_spec, tmp_path_factory.mktemp("ref"), progress=False)
-
-
 def test_same_seed_same_counts(small_spec, reference_rows, row_counts, tmp_path):
     again = run_campaign(small_spec, tmp_path, progress=False)
     assert row_counts(again) == row_counts(reference_rows)

@@ -30,6 +30,8 @@ RECORDING = "wifi1944_bpsk.sigmf-meta"
 _SEARCH = (
     os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "data"),  # source tree
     os.path.join(sys.prefix, "share", "gpuldpc", "examples", "data"),               # installed
+    # CMake into GNU Radio's prefix: <prefix>/lib/python3.X/dist-packages/gnuradio/gpuldpc
+    os.path.join(os.path.dirname(__file__), *[".."] * 5, "share", "gpuldpc", "examples", "data"),
 )
 
 

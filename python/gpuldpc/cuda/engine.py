@@ -389,10 +389,11 @@ class GpuDecoder:
         self.results = None if self.engines[0].plan.mapped_output else ResultPool(self.engines[0].ctx)
         self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
                       if len(self.engines) > 1 else None)
-        # one device, one stream with a resident kernel: small batches take _decode_posted
-        slot = self.engines[0].slots[0]
-        self._posted = (slot if len(self.engines) == 1 and len(self.engines[0].slots) == 1
-                        and slot.resident is not None else None)
+        # one device, one stream, results in mapped memory (the latency presets): batches of
+        # one chunk take _decode_small
+        eng = self.engines[0]
+        self._small = (eng.slots[0] if len(self.engines) == 1 and len(eng.slots) == 1 and eng.plan.mapped_output
+                       else None)
 
     # ----------------------------------------------------------------- buffers
     @property
@@ -462,8 +463,8 @@ class GpuDecoder:
 
     def decode_checked(self, arr, kind, out=None):
         """:meth:`decode` for an array ``check_llr`` has already accepted."""
-        if self._posted is not None and arr.shape[0] <= self._posted.resident.frames:
-            return self._decode_posted(arr, out)
+        if self._small is not None and arr.shape[0] <= self._small.capacity:
+            return self._decode_small(arr, kind, out)
         ticket = self._ticket(arr.shape[0], out)
 
         def run(part):
@@ -480,28 +481,39 @@ class GpuDecoder:
         ticket.done()
         return self._result(ticket)
 
-    def _decode_posted(self, arr, out=None):
-        """A batch of at most the resident kernel's ``frames`` on the only device and stream:
-        posted to the running kernel under the device's lock, without the context push and
-        pop, the launch and the synchronize of the general path (the context is made current
-        only if the kernel has to be launched again; :mod:`.resident`).  The results are
-        copied out of the slot's mapped buffer in one copy, which the returned arrays view."""
-        eng, slot, count = self.engines[0], self._posted, arr.shape[0]
+    def _decode_small(self, arr, kind, out=None):
+        """A batch of one chunk at most on the only device and stream of a latency plan
+        (mapped results), without the tickets and events of the general path: the input
+        read in place (a mapped page-locked array) or staged; posted to the resident kernel
+        when there is one and the chunk fits it (no context push, launch or synchronize:
+        :mod:`.resident`), else copied in if the plan reads device memory, launched and
+        synchronized; the results copied out of the slot's mapped buffer in one copy,
+        which the returned arrays view."""
+        eng, slot, count = self.engines[0], self._small, arr.shape[0]
+        plan = eng.plan
         with eng.ctx.lock:
             if slot.pending is not None or slot.staging_busy:   # work of the general path in flight
                 with eng.ctx.active():
                     eng._wait(slot)
                     slot.staging_busy = False
-            # the caller's page-locked array of the previous call (held here, so `is` is safe)
-            address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
-            slot.last_input, slot.last_mapped = arr, address
+            address = None
+            if plan.mapped_input:   # the caller's page-locked array of the previous call is held: `is` is safe
+                address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
+                slot.last_input, slot.last_mapped = arr, address
             if address is None:
                 slot.reserve_input(arr[0].nbytes)
-                slot.staged(arr)
+                staged = slot.staged(arr)
                 address = slot.dev_in
             try:
-                slot.resident.post(count, address)
-                slot.resident.wait()
+                if slot.resident is not None and count <= slot.resident.frames and address % 8 == 0:
+                    slot.resident.post(count, address)
+                    slot.resident.wait()
+                else:
+                    with eng.ctx.active():
+                        if not plan.mapped_input:
+                            driver().memcpy_htod_async(slot.dev_in, staged, slot.stream)
+                        plan.launch(slot.stream, count, address, kind, slot.out, slot.scratch, slot.capacity)
+                        slot.stream.synchronize()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
             flags, width = slot.flags, slot.bits_width

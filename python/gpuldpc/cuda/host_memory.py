@@ -174,29 +174,31 @@ def _owner(array: np.ndarray):
     return None
 
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
 class HostRegistry:
     """Caller arrays page-locked in place (``cuMemHostRegister``) while they live.
 
-    :meth:`pin` makes the rows handed in DMA-able where they lie.  The first call with an
-    owner starts registering the owner's whole memory (rounded out to pages) as one range
-    on a background thread and says False (the engine stages those rows meanwhile); once
-    registered, its rows are copied by DMA from where they lie, for the rest of that call
-    and every later one.  One range per owner, because a copy spanning two registrations
-    is refused by the driver -- also another CUDA library's copy of the same array.
-    Measured on an H200 host (16 cores): registering and later unregistering 195 MB costs
-    7 ms of one thread, against 6.4 ms of eight threads to copy it into a staging buffer
-    -- and the copy, unlike the registration, competes with the DMA for the host's memory
-    bandwidth.
+    :meth:`pin` makes the rows handed in DMA-able where they lie: on the first call with
+    an owner it registers exactly the owner's bytes as one range.  The driver pins the
+    pages under it but tracks the byte range, and refuses a copy that straddles a range's
+    edge; so one range per array keeps every copy within the array valid (ours, and any
+    other CUDA library's), and the exact bytes keep copies of neighbouring allocations on
+    the same pages valid (rounding out to pages broke them; docs/gpu.md).  Measured on an
+    H200 host (16 cores): registering and later unregistering 195 MB costs 7 ms of
+    one thread, against 6.4 ms of eight threads to copy it into a staging buffer -- and the
+    copy, unlike the registration, competes with the DMA for the host's memory bandwidth.
+    (Registering on a background thread while the first chunks were staged measured
+    slower: 4.9 against 5.8 Gb/s for a fresh WiMAX batch; registering chunk by chunk
+    split the array's registration, which broke other libraries' copies of it.)  An array
+    handed in again costs nothing more; with ``submit`` the registration of the next
+    batch's array overlaps the decoding of the current one.
 
     Registration follows the owner's life: it is undone just before NumPy frees the memory
     (the weak reference's callback runs first).  Memory not owned by a NumPy array (foreign
     buffers, whose lifetime is not ours to see), owners outside ``min_bytes .. limit_bytes``
     (small ones are staged at once and share pages with other allocations; large ones,
     slices of a long recording, would keep gigabytes locked) and ranges the driver refuses
-    (e.g. a page already registered with a neighbour) are never pinned: staged.
+    (e.g. a page already registered with a neighbour) are not pinned: :meth:`pin` says
+    False and the engine stages those rows.
     """
 
     limit_bytes = 1 << 30
@@ -215,55 +217,43 @@ class HostRegistry:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self._ranges: dict[int, concurrent.futures.Future] = {}   # id(owner) -> (start, stop); (0, 0): refused
+        self._ranges: dict[int, tuple] = {}    # id(owner) -> registered (start, stop), or (0, 0): refused
         self._lock = threading.Lock()
-        self._worker = concurrent.futures.ThreadPoolExecutor(1, "gpuldpc-register")
 
     def pin(self, rows: np.ndarray) -> bool:
-        """Whether the memory of ``rows`` is registered now (starting its owner's
-        registration if this is the owner's first call)."""
+        """Whether the memory of ``rows`` is registered (registering its owner now if it is
+        the owner's first call)."""
         owner = _owner(rows)
         if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
             return False
         key = id(owner)
-        pending = self._ranges.get(key)
-        if pending is None:
+        hit = self._ranges.get(key)
+        if hit is None:
             with self._lock:
-                pending = self._ranges.get(key)
-                if pending is None:
-                    start = owner.ctypes.data // PAGE * PAGE
-                    stop = -(-(owner.ctypes.data + owner.nbytes) // PAGE) * PAGE
-                    pending = self._ranges[key] = self._worker.submit(self._register, start, stop)
+                hit = self._ranges.get(key)
+                if hit is None:
+                    hit = self._ranges[key] = self._register(owner)
                     weakref.finalize(owner, self._forget, key)
-        return pending.done() and pending.result()[1] > 0
+        return hit[1] > 0
 
-    def _register(self, start: int, stop: int) -> tuple:
-        # the context made current without the device's lock, which the engine holds while
-        # it issues the chunks this registration is meant to overlap (the driver call is
-        # thread-safe; the lock guards our buffers)
-        self.ctx.context.push()
-        try:
+    def _register(self, owner) -> tuple:
+        start = owner.ctypes.data
+        stop = start + owner.nbytes
+        with self.ctx.active():
             refused = _libcuda().cuMemHostRegister_v2(start, stop - start, _CU_MEMHOSTREGISTER_PORTABLE)
-        finally:
-            self.ctx.context.pop()
         return (0, 0) if refused else (start, stop)
 
     def registered_bytes(self, owner: np.ndarray) -> int:
-        """Bytes registered for ``owner`` (whole pages; waits for a registration under way)."""
-        pending = self._ranges.get(id(owner))
-        start, stop = pending.result() if pending is not None else (0, 0)
+        """Bytes registered for ``owner``."""
+        start, stop = self._ranges.get(id(owner), (0, 0))
         return stop - start
 
     def _forget(self, key):
         with self._lock:
-            pending = self._ranges.pop(key, None)
-        start, stop = pending.result() if pending is not None else (0, 0)
+            start, stop = self._ranges.pop(key, (0, 0))
         if stop:
-            self.ctx.context.push()
-            try:
+            with self.ctx.active():
                 _libcuda().cuMemHostUnregister(start)
-            finally:
-                self.ctx.context.pop()
 
 
 # ------------------------------------------------------------------------------ staging

@@ -13,6 +13,11 @@ released while decoding, so several Python threads may decode at once.
 Float32 min-sum and Min-Max give the reference decoder's decisions, iteration
 counts and syndrome flags bit for bit; "spa" matches its frame error rate.
 
+Non-finite LLRs (:mod:`gpuldpc.bad_llr`): the C++ load of each chunk (where the
+frames are interleaved into the SIMD lanes) turns NaN into 0 and +-inf into
++-2^64 (``gpuldpc._core.llr_saturation``) and flags the frame; the front door
+applies the decoder's ``on_bad_llr`` policy to the flags.
+
 ``precision="float16"`` is not here (BackendUnavailable, so ``backend="auto"``
 goes on to the reference decoder, which gives the cuda backend's float16 bits).
 
@@ -64,7 +69,8 @@ class CpuDecoder:
     """A compiled decoder for one code; ``decode(llr) -> DecodeResult``.
 
     ``llr`` is what :meth:`gpuldpc.Decoder.check_llr` returns: C-contiguous
-    float32 [batch, n] (binary) or [batch, n, q] (GF(q)), finite.
+    float32 [batch, n] (binary) or [batch, n, q] (GF(q)); NaN and +-inf follow the
+    rule of :mod:`gpuldpc.bad_llr` (NaN 0, +-inf +-2^64, then the fixed-point clip).
 
     Attributes
     ----------
@@ -95,16 +101,11 @@ class CpuDecoder:
         worker thread, so every thread stays busy and the per-call cost is amortised."""
         return self.lanes if preset == "latency" else 8 * self.lanes * self.threads
 
-    # The C++ workers check the LLRs of their chunk before decoding it (cheaper than a
-    # serial pass in the front door, which then skips its own check).
-    checks_finite = True
-
     def decode(self, llr: np.ndarray, out=None):
-        try:
-            bits, iterations, valid = self._impl.decode(llr)
-        except ValueError as exc:
-            raise ValueError(f"code {self.code.name!r}: {exc}") from None
-        return make_result(self.code, bits, iterations, valid, out=out)
+        """Decode the batch; NaN / +-inf LLRs are loaded by the rule of :mod:`gpuldpc.bad_llr`
+        in the C++ load of each chunk (no pass here) and their frames flagged in ``bad_llr``."""
+        bits, iterations, valid, bad = self._impl.decode(llr)
+        return make_result(self.code, bits, iterations, valid, bad, out)
 
 
 def _binary(core, code, settings):

@@ -17,7 +17,7 @@ on the GPU), :mod:`.worker` (the picklable unit of work), :mod:`.executors`
 from .frames import BatchCounts, Transmitter  # noqa: F401
 from .plot import ReferenceCurve, plot_results, read_reference_curve  # noqa: F401
 from .results import CSV_COLUMNS, read_csv, write_csv  # noqa: F401
-from .runner import BatchFailed, make_executor, run_campaign, write_outputs  # noqa: F401
+from .runner import make_executor, run_campaign, write_outputs  # noqa: F401
 from .spec import Budget, CampaignSpec, RunSpec, SimError, load_code, parse_ebn0  # noqa: F401
 from .store import ResultsStore  # noqa: F401
 from .worker import BatchTask, run_batch  # noqa: F401

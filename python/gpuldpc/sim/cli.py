@@ -7,8 +7,10 @@ Example::
 
 writes ``runs/wifi1944/results.sqlite`` (the store), ``results.csv`` and
 ``error_rates.png``/``.svg``.  Exit status 0 when done, 2 for a wrong argument
-(the message names it), 1 when a batch fails, 130 when interrupted (every
-finished batch is kept: run again with ``--resume``).
+(the message names it), 1 when a point failed (one of its batches raised on its
+worker twice; the other points are complete, the table and ``results.csv`` say
+which point and why, ``--resume`` simulates it again), 130 when interrupted
+(every finished batch is kept: run again with ``--resume``).
 """
 from __future__ import annotations
 
@@ -80,7 +82,7 @@ def main(argv=None) -> int:
         print("\n".join(codes.names()))
         return 0
     from .plot import parse_reference_arg
-    from .runner import BatchFailed, run_campaign
+    from .runner import run_campaign
 
     try:
         if args.show:
@@ -91,15 +93,17 @@ def main(argv=None) -> int:
                             progress=not args.quiet, references=references)
     except SimError as exc:
         parser.error(str(exc))
-    except BatchFailed as exc:
-        print(f"gpuldpc-sim: {exc}\nfinished batches are kept in {args.out}: fix the cause and add --resume",
-              file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print(f"gpuldpc-sim: interrupted; finished batches are kept in {args.out}: add --resume to continue",
               file=sys.stderr)
         return 130
     _print_table(rows)
+    failed = [r for r in rows if r["status"] == "failed"]
+    if failed:
+        print(f"gpuldpc-sim: {len(failed)} of {len(rows)} points failed (the others are complete); finished "
+              f"batches are kept in {args.out}: fix the cause and add --resume to simulate them again",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -123,3 +127,6 @@ def _print_table(rows):
         print(f"{r['code']:<16} {r['algorithm']:<7} {r['iterations']:>3} {r['ebn0_db']:>6.2f} {r['frames']:>10} "
               f"{r['frame_errors']:>6} {r['fer']:>9.3e} {r['ber']:>9.3e} {r['mean_iterations']:>5.2f} "
               f"{r['frames_per_second']:>10.0f} {r['status']:>7}")
+    for r in rows:
+        if r["status"] == "failed":
+            print(f"failed: {r['code']} {r['algorithm']} {r['iterations']} it {r['ebn0_db']:.2f} dB: {r['failure']}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+from concurrent.futures.process import BrokenProcessPool
 
 __all__ = ["InlineExecutor", "LocalProcessExecutor", "DaskExecutor", "visible_gpus"]
 
@@ -50,20 +51,33 @@ def _pin_device(device):
 
 
 class LocalProcessExecutor:
-    """``workers`` local processes; worker ``i`` sees only GPU ``devices[i]`` when given."""
+    """``workers`` local processes; worker ``i`` sees only GPU ``devices[i]`` when given.
+
+    A worker process that dies (a crash inside a batch) fails its batches with
+    ``BrokenProcessPool``, which the runner retries; the next batch for that worker
+    starts a new process in its place."""
 
     def __init__(self, workers: int, devices=None):
-        ctx = multiprocessing.get_context("spawn")
         devices = list(devices) if devices is not None else [None] * workers
-        self._pools = [cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_pin_device, initargs=(d,))
-                       for d in devices[:workers]]
+        self._devices = devices[:workers]
+        self._pools = [self._start(d) for d in self._devices]
         self._load = [0] * len(self._pools)
         self._owner: dict = {}
         self.workers = len(self._pools)
 
+    @staticmethod
+    def _start(device):
+        ctx = multiprocessing.get_context("spawn")
+        return cf.ProcessPoolExecutor(1, mp_context=ctx, initializer=_pin_device, initargs=(device,))
+
     def submit(self, fn, task):
         i = min(range(self.workers), key=self._load.__getitem__)
-        future = self._pools[i].submit(fn, task)
+        try:
+            future = self._pools[i].submit(fn, task)
+        except BrokenProcessPool:          # its process died: start another
+            self._pools[i].shutdown(wait=False)
+            self._pools[i] = self._start(self._devices[i])
+            future = self._pools[i].submit(fn, task)
         self._load[i] += 1
         self._owner[future] = i
         return future

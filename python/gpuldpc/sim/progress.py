@@ -2,7 +2,8 @@
 
 A bar fills with the larger of ``frame_errors / max_errors`` and
 ``frames / max_frames`` (the budget that will stop the point) and shows frames,
-frame errors, FER, BER and the workers' frames per second.  On a terminal the
+frame errors, FER, BER and the workers' frames per second; a failed point's bar
+says ``[failed]`` and why.  On a terminal the
 bars redraw in place; elsewhere (a log file, CI) rich prints them when the
 campaign ends.  :class:`NoProgress` is the silent stand-in (``--quiet``).
 """
@@ -26,6 +27,9 @@ class NoProgress:
         return False
 
     def update(self, label: str, point: PointResult, budget: Budget, done: bool):
+        pass
+
+    def fail(self, label: str, reason: str):
         pass
 
 
@@ -54,7 +58,14 @@ class RichProgress:
                   f"{point.frames_per_second:,.0f} fr/s")
         if done:
             counts += f"  [{point.status}]"
-        if label not in self._tasks:
-            self._tasks[label] = self._progress.add_task(label, total=_SCALE, counts=counts)
-        self._progress.update(self._tasks[label], completed=_SCALE if done else min(frac, 1.0) * _SCALE,
+        self._progress.update(self._task(label), completed=_SCALE if done else min(frac, 1.0) * _SCALE,
                               counts=counts)
+
+    def fail(self, label: str, reason: str):
+        """Mark the point's bar failed, with the reason."""
+        self._progress.update(self._task(label), counts=f"[failed] {reason}")
+
+    def _task(self, label: str):
+        if label not in self._tasks:
+            self._tasks[label] = self._progress.add_task(label, total=_SCALE, counts="")
+        return self._tasks[label]

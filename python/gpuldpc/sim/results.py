@@ -3,9 +3,11 @@
 The first ten columns are the ones every user script reads (code, algorithm,
 iterations, ebn0_db, frames, frame_errors, bit_errors, fer, ber,
 mean_iterations); the rest add the schedule, seed and batch size that complete a
-run's key, 95 % intervals (:mod:`gpuldpc.sim.stats`), the budget status, and the
+run's key, 95 % intervals (:mod:`gpuldpc.sim.stats`), the budget status, the
 throughput of the workers (frames and coded Mbit/s per worker-second: channel,
-decode and counting included).
+decode and counting included) and, last, ``failure``: empty, or why the point
+failed (a batch raised on its worker twice; ``status`` is then ``failed`` and the
+counts are those of the batches stored before).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ RESULTS_NAME = "results.csv"
 CSV_COLUMNS = ("code", "algorithm", "iterations", "ebn0_db", "frames", "frame_errors", "bit_errors",
                "fer", "ber", "mean_iterations", "schedule", "seed", "frames_per_batch", "batches",
                "fer_low", "fer_high", "ber_low", "ber_high", "status", "seconds", "frames_per_second",
-               "coded_mbps")
+               "coded_mbps", "failure")
 
 
 def collect(store: ResultsStore) -> list[dict]:
@@ -31,10 +33,14 @@ def collect(store: ResultsStore) -> list[dict]:
     for run in store.runs():
         m = int(run["q"]).bit_length() - 1
         key = tuple(run[c] for c in ("code", "algorithm", "schedule", "iterations", "seed", "frames_per_batch"))
-        for mdb, batches in store.batches(key).items():
-            point: PointResult = summarize(mdb / 1000.0, batches, run["budget"], run["k"] * m, run["n"] * m)
+        stored, failures = store.batches(key), store.failures(key)
+        for mdb in sorted(stored.keys() | failures.keys()):
+            point: PointResult = summarize(mdb / 1000.0, stored.get(mdb, {}), run["budget"], run["k"] * m,
+                                           run["n"] * m)
             row = {c: run[c] for c in ("code", "algorithm", "schedule", "iterations", "seed", "frames_per_batch")}
-            row.update(point._asdict())
+            row.update(point._asdict(), failure=failures.get(mdb, ""))
+            if row["failure"]:
+                row["status"] = "failed"
             rows.append({c: row[c] for c in CSV_COLUMNS})
     return rows
 
@@ -59,7 +65,7 @@ def write_csv(directory) -> str:
 
 
 _INT_COLUMNS = {"iterations", "frames", "frame_errors", "bit_errors", "seed", "frames_per_batch", "batches"}
-_STR_COLUMNS = {"code", "algorithm", "schedule", "status"}
+_STR_COLUMNS = {"code", "algorithm", "schedule", "status", "failure"}
 
 
 def read_csv(path) -> list[dict]:

@@ -9,6 +9,15 @@ stored at once (:mod:`gpuldpc.sim.store`); a point is done when its counted
 prefix (:mod:`gpuldpc.sim.stats`) reaches the error or frame budget, or its wall
 time in this invocation reaches ``max_seconds``.  Results never depend on the
 number of workers or on interruptions, only on the seed and the budget.
+
+**Failures.**  A batch that raises on its worker (a CUDA error, a backend fault, a
+worker process that died) is run once more (``RETRIES``); the counter-based noise
+makes the second run the same batch, so a campaign with a batch that failed once
+gives the counts of a clean run.  When it fails again its point is marked failed
+with the reason (the store's ``failures`` table, ``status`` ``failed`` and the
+``failure`` column of ``results.csv``, the live display) and gets no more batches;
+the other points go on.  ``resume`` simulates a failed point again; the mark goes
+when it reaches its end.
 """
 from __future__ import annotations
 
@@ -27,13 +36,10 @@ from .stats import PointResult, Prefix, summarize
 from .store import ResultsStore
 from .worker import BatchTask, run_batch
 
-__all__ = ["run_campaign", "make_executor", "write_outputs", "BatchFailed"]
+__all__ = ["run_campaign", "make_executor", "write_outputs", "RETRIES"]
 
 DISPLAY_SECONDS = 0.5        # a running point's summary (intervals, progress line) is refreshed this often
-
-
-class BatchFailed(RuntimeError):
-    """A batch raised on its worker; the message names the batch, the point and the cause."""
+RETRIES = 1                  # runs of a failed batch before its point is marked failed
 
 
 @dataclasses.dataclass
@@ -48,6 +54,8 @@ class _Point:
     result: PointResult | None = None
     shown: float = -math.inf            # when ``result`` was computed
     prefix: Prefix = dataclasses.field(default_factory=Prefix)    # the counted batches so far
+    failed_runs: dict = dataclasses.field(default_factory=dict)    # batch -> times it raised
+    failure: str | None = None          # why the point failed (a batch raised RETRIES + 1 times)
 
     def __post_init__(self):
         self.changed = bool(self.batches)   # resumed: stored batches to count
@@ -147,8 +155,13 @@ def _loop(spec: CampaignSpec, store: ResultsStore, points: list, executor, displ
     budget = spec.budget
     cap = 2 * executor.workers if executor.workers > 1 else 1
     futures: dict = {}
+
+    def submit(point: _Point, b: int):
+        task = BatchTask.of(point.run, point.ebn0_db, b, spec.backend)
+        futures[executor.submit(run_batch, task)] = (point, b)
+
     while True:
-        _update_states(points, budget, display)
+        _update_states(points, budget, display, store)
         for point in points:
             if point.done or len(futures) >= cap:
                 continue
@@ -156,27 +169,47 @@ def _loop(spec: CampaignSpec, store: ResultsStore, points: list, executor, displ
                 b = point.next_batch()
                 point.in_flight.add(b)
                 point.started = point.started or time.monotonic()
-                futures[executor.submit(run_batch, BatchTask.of(point.run, point.ebn0_db, b, spec.backend))] = \
-                    (point, b)
+                submit(point, b)
         if not futures:
             return
         for future in executor.wait_first(list(futures)):
             point, b = futures.pop(future)
-            point.in_flight.discard(b)
             try:
                 counts = future.result()
-            except Exception as exc:
-                raise BatchFailed(f"batch {b} of {point.label} failed on its worker: "
-                                  f"{type(exc).__name__}: {exc}") from exc
+            except Exception as exc:  # the worker's fault, not ours: retry, then fail the point
+                if _run_again(point, b, exc, store, display):
+                    submit(point, b)
+                else:
+                    point.in_flight.discard(b)
+                continue
+            point.in_flight.discard(b)
             store.add(point.run.key, point.ebn0_db, b, counts)
             point.batches[b] = counts
             point.changed = True
 
 
-def _update_states(points: list, budget, display):
-    """Mark points done (budget reached, time spent, or skipped after a FER below min_fer).
-    The counted prefix grows as batches arrive; a point's full result (intervals) is
-    recomputed when it finishes, and for the display at most every ``DISPLAY_SECONDS``."""
+def _run_again(point: _Point, b: int, exc: Exception, store: ResultsStore, display) -> bool:
+    """Batch ``b`` raised ``exc``: True to run it again (at most ``RETRIES`` times); else
+    the point is marked failed (store, display) -- unless it is already done, when the
+    batch lies beyond what it counts and is simply dropped."""
+    runs = point.failed_runs[b] = point.failed_runs.get(b, 0) + 1
+    if point.done:
+        return False
+    if runs <= RETRIES:
+        return True
+    detail = " ".join(str(exc).split())          # one line for the CSV and the display
+    point.failure = f"batch {b} raised {runs} times: {type(exc).__name__}: {detail}"
+    point.done = True
+    store.set_failure(point.run.key, point.ebn0_db, point.failure)
+    display.fail(point.label, point.failure)
+    return False
+
+
+def _update_states(points: list, budget, display, store: ResultsStore):
+    """Mark points done (budget reached, time spent, or skipped after a FER below min_fer;
+    a point that reaches its end loses an earlier failure mark).  The counted prefix grows
+    as batches arrive; a point's full result (intervals) is recomputed when it finishes,
+    and for the display at most every ``DISPLAY_SECONDS``."""
     now = time.monotonic()
     low_fer_runs = set()
     for point in points:
@@ -193,9 +226,11 @@ def _update_states(points: list, budget, display):
                     point.result = summarize(point.ebn0_db, point.batches, budget, *_info_bits(point.run))
                     point.changed, point.shown = False, now
                     display.update(point.label, point.result, budget, finished)
+                if finished:
+                    store.clear_failure(point.run.key, point.ebn0_db)
                 point.done = finished
-        if (point.done and point.result is not None and budget.min_fer is not None and point.result.frames
-                and point.result.fer < budget.min_fer):
+        if (point.done and point.failure is None and point.result is not None and budget.min_fer is not None
+                and point.result.frames and point.result.fer < budget.min_fer):
             low_fer_runs.add(point.run.key)
 
 

@@ -48,7 +48,7 @@ class PointResult(NamedTuple):
     seconds: float
     frames_per_second: float
     coded_mbps: float
-    status: str                  # "errors" | "frames" (budget reached) | "partial"
+    status: str                  # "errors" | "frames" (budget reached) | "partial" ("failed": results.collect)
 
 
 class Prefix:

@@ -12,8 +12,11 @@ time.  Only the client process writes (workers return counts), so there is
 one writer.
 
 Tables: ``batches`` (one row per finished batch, :class:`~gpuldpc.sim.frames.BatchCounts`
-plus the key) and ``runs`` (the budget last used for each run, so that
-``results.csv`` can be derived from the store alone).
+plus the key), ``runs`` (the budget last used for each run, so that
+``results.csv`` can be derived from the store alone) and ``failures`` (one row per
+point that failed: a batch raised on its worker twice; the reason, until the point is
+simulated to its end again).  ``failures`` came after the first stores: ``CREATE TABLE
+IF NOT EXISTS`` adds it to an older store when it is opened, so the schema version stays 1.
 """
 from __future__ import annotations
 
@@ -51,7 +54,13 @@ CREATE TABLE IF NOT EXISTS batches (
     bit_errors_sq INTEGER NOT NULL, iterations_sum INTEGER NOT NULL, seconds REAL NOT NULL,
     backend TEXT NOT NULL, finished_at REAL NOT NULL,
     PRIMARY KEY ({", ".join(_RUN_COLUMNS)}, ebn0_mdb, batch));
+CREATE TABLE IF NOT EXISTS failures (
+    code TEXT NOT NULL, algorithm TEXT NOT NULL, schedule TEXT NOT NULL, iterations INTEGER NOT NULL,
+    seed INTEGER NOT NULL, frames_per_batch INTEGER NOT NULL, ebn0_mdb INTEGER NOT NULL,
+    reason TEXT NOT NULL, failed_at REAL NOT NULL,
+    PRIMARY KEY ({", ".join(_RUN_COLUMNS)}, ebn0_mdb));
 """
+_RUN_WHERE = " AND ".join(f"{c} = ?" for c in _RUN_COLUMNS)
 
 
 class ResultsStore:
@@ -119,7 +128,7 @@ class ResultsStore:
 
     def batches(self, run_key: tuple, ebn0_db: float | None = None) -> dict:
         """Stored batches of a run: ``{ebn0_mdb: {batch: BatchCounts}}`` (one point if given)."""
-        where = " AND ".join(f"{c} = ?" for c in _RUN_COLUMNS)
+        where = _RUN_WHERE
         args = list(run_key)
         if ebn0_db is not None:
             where += " AND ebn0_mdb = ?"
@@ -130,3 +139,20 @@ class ResultsStore:
         for mdb, batch, *counts in cur.fetchall():
             out.setdefault(mdb, {})[batch] = BatchCounts(*counts)
         return out
+
+    def set_failure(self, run_key: tuple, ebn0_db: float, reason: str):
+        """Mark a point failed with ``reason`` (replacing an earlier reason)."""
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO failures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (*run_key, ebn0_mdb(ebn0_db), reason, time.time()))
+
+    def clear_failure(self, run_key: tuple, ebn0_db: float):
+        """Forget a point's failure (it was simulated to its end since)."""
+        with self._db:
+            self._db.execute(f"DELETE FROM failures WHERE {_RUN_WHERE} AND ebn0_mdb = ?",
+                             (*run_key, ebn0_mdb(ebn0_db)))
+
+    def failures(self, run_key: tuple) -> dict:
+        """Failed points of a run: ``{ebn0_mdb: reason}``."""
+        cur = self._db.execute(f"SELECT ebn0_mdb, reason FROM failures WHERE {_RUN_WHERE}", run_key)
+        return dict(cur.fetchall())

@@ -6,11 +6,14 @@ process pinned to one GPU, or on a Dask worker of another machine.  Each
 process keeps its decoders and codeword pools in an LRU cache (a CUDA decoder
 holds device memory and compiled kernels: built once per process, not per
 batch), keyed by thread too, since a Dask worker may run several tasks at once
-and a decoder's buffers serve one call at a time.  Workers return counts only;
-the client writes the store.
+and a decoder's buffers serve one call at a time.  A batch that raises drops
+the decoder and transmitter it used from this thread's cache (a CUDA error may
+leave them unusable), so the runner's retry builds fresh ones.  Workers return
+counts only; the client writes the store.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections import OrderedDict
@@ -87,25 +90,43 @@ def _cached(cache: OrderedDict, key, build):
     return value
 
 
-def run_batch(task: BatchTask) -> BatchCounts:
-    """Simulate one batch; the result depends on the task only (counter-based noise)."""
-    code = _resolve_code(task.code)
-    decoder = _cached(_decoders, (code.name, code.n, code.k, task.algorithm, task.schedule, task.iterations,
-                                  task.backend),
-                      lambda: Decoder(code, algorithm=task.algorithm, schedule=task.schedule,
-                                      max_iterations=task.iterations, early_stop=True, backend=task.backend))
-    if decoder.backend == "cuda":
-        from .gpu_channel import simulate_batch_on_device
+def _forget(cache: OrderedDict, key):
+    """Drop this thread's entry ``key``; a decoder is closed (its GPU memory released)."""
+    with _lock:
+        value = cache.pop((threading.get_ident(),) + key, None)
+    close = getattr(value, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):   # a decoder broken by the failure may not close cleanly
+            close()
 
-        sim = simulate_batch_on_device
-        cache_key = ("cuda", code.name, code.n, code.k, task.seed)
-        build = lambda: _device_transmitter(code, task.seed)  # noqa: E731
-    else:
-        sim = simulate_batch
-        cache_key = ("host", code.name, code.n, code.k, task.seed)
-        build = lambda: Transmitter(code, task.seed)  # noqa: E731
-    transmitter = _cached(_transmitters, cache_key, build)
-    return sim(decoder, transmitter, task.ebn0_db, task.batch, task.frames)
+
+def run_batch(task: BatchTask) -> BatchCounts:
+    """Simulate one batch; the result depends on the task only (counter-based noise).
+    When it raises, this thread's cached decoder and transmitter for it are dropped."""
+    code = _resolve_code(task.code)
+    decoder_key = (code.name, code.n, code.k, task.algorithm, task.schedule, task.iterations, task.backend)
+    transmitter_key = None
+    try:
+        decoder = _cached(_decoders, decoder_key,
+                          lambda: Decoder(code, algorithm=task.algorithm, schedule=task.schedule,
+                                          max_iterations=task.iterations, early_stop=True, backend=task.backend))
+        if decoder.backend == "cuda":
+            from .gpu_channel import simulate_batch_on_device
+
+            sim = simulate_batch_on_device
+            transmitter_key = ("cuda", code.name, code.n, code.k, task.seed)
+            build = lambda: _device_transmitter(code, task.seed)  # noqa: E731
+        else:
+            sim = simulate_batch
+            transmitter_key = ("host", code.name, code.n, code.k, task.seed)
+            build = lambda: Transmitter(code, task.seed)  # noqa: E731
+        transmitter = _cached(_transmitters, transmitter_key, build)
+        return sim(decoder, transmitter, task.ebn0_db, task.batch, task.frames)
+    except Exception:
+        _forget(_decoders, decoder_key)
+        if transmitter_key is not None:
+            _forget(_transmitters, transmitter_key)
+        raise
 
 
 def _device_transmitter(code: Code, seed: int):
