@@ -209,7 +209,7 @@ def test_resident_kernel_flags_and_rule(cuda, frames, name, dtype):
 @pytest.mark.parametrize("family, opts, prefix", BINARY, ids=[b[0] for b in BINARY])
 def test_int8_input_is_never_flagged(cuda, frames, monkeypatch, family, opts, prefix):
     code = gl.codes.get("wimax-2304-1/2")
-    _, llr = frames(code, 2.0, 21, seed=8)
+    _, llr = frames(code, 3.0, 21, seed=8)
     q = np.clip(np.round(llr * 4), -128, 127).astype(np.int8)
     q[0, :] = -128
     q[1, :] = 127
