@@ -45,6 +45,21 @@ class _Active:
             self.ctx.lock.release()
 
 
+class _Current:
+    """The context manager of :meth:`DeviceContext.current` (push ... pop, no lock)."""
+
+    __slots__ = ("context",)
+
+    def __init__(self, context):
+        self.context = context
+
+    def __enter__(self):
+        self.context.push()
+
+    def __exit__(self, *exc):
+        driver().Context.pop()
+
+
 class DeviceContext:
     """A device id's retained primary context, its limits and its loaded kernels."""
 
@@ -70,6 +85,11 @@ class DeviceContext:
         )
         self.unified = bool(attr(a.UNIFIED_ADDRESSING))     # host memory readable by address in kernels
         self._active = _Active(self)
+
+    def current(self):
+        """``with ctx.current():`` the primary context current, *without* the device's lock:
+        for waiting on events while other threads issue work on the device."""
+        return _Current(self.context)
 
     def active(self) -> "_Active":
         """``with ctx.active():`` holds the device's lock with its primary context current

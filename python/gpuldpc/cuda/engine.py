@@ -93,8 +93,10 @@ class Ticket:
 
     ``bits``, ``iterations``, ``flags`` are the result arrays (views of one page-locked
     block from ``pool``, or of an ordinary one without a pool; ``bits`` the caller's ``out``
-    if given); ``parts`` is (engine, start, stop) per device; ``streams`` the (engine, slot)
-    pairs whose work it waits for; ``keep`` holds the input until then."""
+    if given); ``parts`` is (engine, start, stop) per device; ``streams`` the (engine, slot,
+    event) triples it waits for (an event recorded on the slot's stream after the ticket's
+    last chunk there, so a later ticket's work on the same stream is not waited for);
+    ``keep`` holds the input until then."""
 
     __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep")
 
@@ -298,7 +300,10 @@ class DeviceEngine:
                 raise CudaError(f"{self.where(start + a, start + b, batch)}: {exc}") from exc
             if slot not in used:
                 used.append(slot)
-        ticket.streams.extend((self, slot) for slot in used)
+        for slot in used:                           # what the ticket waits for, slot by slot
+            event = drv.Event(drv.event_flags.DISABLE_TIMING)
+            event.record(slot.stream)
+            ticket.streams.append((self, slot, event))
 
     @staticmethod
     def _drain(slots):
@@ -327,10 +332,21 @@ class DeviceEngine:
             slot.copy_results()
 
     def collect(self, ticket: Ticket):
-        """Wait for this device's streams of ``ticket`` (inside ``self.ctx.active()``)."""
-        for eng, slot in ticket.streams:
-            if eng is self:
-                self._wait(slot)
+        """Wait for this device's streams of ``ticket`` -- on the ticket's own events and
+        without the device's lock, so other threads keep issuing work meanwhile -- then copy
+        the results left in mapped slot buffers (latency presets) into it.  Call outside
+        ``self.ctx.active()``."""
+        mine = [(slot, event) for eng, slot, event in ticket.streams if eng is self]
+        try:
+            with self.ctx.current():
+                for _, event in mine:
+                    event.synchronize()
+        except driver().Error as exc:
+            raise CudaError(f"{self.where(0, ticket.bits.shape[0], ticket.bits.shape[0])}: {exc}") from exc
+        with self.ctx.active():
+            for slot, _ in mine:
+                if slot.pending is not None and slot.pending[0] is ticket:
+                    self._wait(slot)
 
     def kernel_seconds(self, llr, kind, frames, repeats) -> float:
         """Median seconds of one launch of ``frames`` frames on stream slot 0 (CUDA events),
@@ -451,8 +467,7 @@ class GpuDecoder:
     def result(self, ticket: Ticket):
         """Wait for a submitted batch; its DecodeResult."""
         for eng, _, _ in ticket.parts:
-            with eng.ctx.active():
-                eng.collect(ticket)
+            eng.collect(ticket)
         ticket.done()
         return self._result(ticket)
 
@@ -471,7 +486,7 @@ class GpuDecoder:
             eng, a, b = part
             with eng.ctx.active():
                 eng.issue(ticket, a, b, arr[a:b], kind)
-                eng.collect(ticket)
+            eng.collect(ticket)
 
         if self._pool is None:
             run(ticket.parts[0])
@@ -547,7 +562,7 @@ class GpuDecoder:
         ticket = self._ticket(int(frames), out, parts=((eng, 0, int(frames)),))
         with eng.ctx.active():
             eng.issue(ticket, 0, int(frames), DeviceInput(int(llr), eng.plan.frame_bytes(kind)), kind)
-            eng.collect(ticket)
+        eng.collect(ticket)
         ticket.done()
         return self._result(ticket)
 

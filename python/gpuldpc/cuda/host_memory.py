@@ -118,9 +118,10 @@ class ResultPool:
     def take(self, nbytes: int, guard: list) -> np.ndarray:
         """A uint8 array of ``nbytes`` bytes (16-byte aligned) on loan from the pool.
 
-        ``guard`` is the borrower's list of (engine, slot) whose queued copies and kernels
-        write into the block; whatever it still holds when the block comes back (a ticket
-        dropped uncollected) is waited for before the block is lent again."""
+        ``guard`` is the borrower's list of (engine, slot, event): the events after its
+        queued copies and kernels that write into the block; whatever it still holds when
+        the block comes back (a ticket dropped uncollected) is waited for before the block
+        is lent again."""
         size = _size_class(nbytes)
         with self._lock:
             free = self._free.get(size)
@@ -130,9 +131,9 @@ class ResultPool:
                 self.pinned_bytes += size
         if entry is not None:
             block, old_guard = entry
-            for eng, slot in old_guard:
-                with eng.ctx.active():
-                    slot.done.synchronize()
+            for eng, _, event in old_guard:
+                with eng.ctx.current():
+                    event.synchronize()
         elif grow:
             block = pinned_empty(size, np.uint8, self.ctx)
         else:
