@@ -62,7 +62,7 @@ class loopback_gf32(gr.top_block):
         self.decoder = gpuldpc.nb_ldpc_decoder(code=code, algorithm='minmax', schedule='layered',
             max_iterations=10, early_stop=True, backend='auto',
             positive_llr_bit=1, llr_input='bit', output='info',
-            output_format='bits', on_failure='pass', preset='throughput',
+            output_format='bits', on_failure='pass', on_bad_llr='erase', preset='throughput',
             batch=0, devices=None, streams=None, stats_interval=1.0)
         self.channel = blocks.add_vcc(1)
         self.bpsk = digital.chunks_to_symbols_bc([-1, 1], 1)

@@ -61,7 +61,7 @@ class loopback_wifi1944(gr.top_block):
         self.encoder = gpuldpc.ldpc_encoder(code=code)
         self.decoder = gpuldpc.ldpc_decoder(code=code, algorithm='nms', schedule='layered',
             max_iterations=10, early_stop=True, backend='auto',
-            positive_llr_bit=1, output='info', on_failure='pass',
+            positive_llr_bit=1, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
             alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32')
         self.channel = blocks.add_vcc(1)

@@ -65,12 +65,15 @@ constexpr unsigned kHalfRMax2 = 0x68006800u;  // half2(2048, 2048)
 constexpr unsigned kHalfInf2 = 0x7c007c00u;   // half2(+inf, +inf): the pad words of padded rows
 constexpr unsigned kHalfSigns = 0x80008000u;  // the sign bits of both halves
 
-// Input LLR as float32 before the rule: float16 and int8 value * scale (one FMA).  "+ 0.0f" turns
+// Input LLR as float32 before the rule: value * scale (one FMA) for every input type.  The scale
+// carries the caller's sign convention: -scale for LLRs with positive = bit 1 (GNU Radio, gr-fec;
+// gl.Decoder(positive_llr_bit=1)), so that input is decoded where it lies, with no negating copy
+// on the host; x * -1 is exact, and NaN, +-inf keep their meaning for the rule.  "+ 0.0f" turns
 // -0.0 into +0.0 and leaves every other value as it is; -0.0 and +0.0 behave alike under the
 // reference's rules (sign(x) = -1 iff x < 0, bit = 1 iff x < 0), and without -0.0 in the input no
 // posterior or Q is ever -0.0 (a float32 sum or difference is -0.0 only from -0.0 operands), so
 // the sign bit of Q is exactly "Q < 0" (used by the register kernels' sign bookkeeping).
-__device__ __forceinline__ float llr_float(float x, float) { return x + 0.0f; }
+__device__ __forceinline__ float llr_float(float x, float scale) { return x * scale + 0.0f; }
 __device__ __forceinline__ float llr_float(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
 __device__ __forceinline__ float llr_float(signed char x, float scale) { return (float)x * scale + 0.0f; }
 

@@ -4,7 +4,10 @@
   built or encoded, :mod:`gpuldpc.codes`, :mod:`gpuldpc.encode`);
 * :class:`BackendUnavailable` -- a decoder backend cannot run here (no GPU, no PyCUDA,
   no compiled module, a setting the backend does not offer); ``gl.Decoder(...,
-  backend="auto")`` catches it and moves on to the next backend.
+  backend="auto")`` catches it and moves on to the next backend;
+* :class:`BackendFault` -- a backend failed while decoding (a CUDA launch failure, a
+  lost device, device memory exhausted): the batch has no result, the decoder should
+  not be used again; a stream (:mod:`gpuldpc.streaming`) moves to the CPU backend.
 """
 
 
@@ -14,3 +17,7 @@ class CodeError(ValueError):
 
 class BackendUnavailable(RuntimeError):
     """The requested backend cannot run here (no GPU, no compiled module)."""
+
+
+class BackendFault(RuntimeError):
+    """A backend failed while decoding (device error, launch failure, out of memory)."""

@@ -31,3 +31,4 @@ class Settings:
     threads: int | None
     options: dict
     on_bad_llr: str = "raise"
+    positive_llr_bit: int = 0

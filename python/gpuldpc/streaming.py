@@ -30,39 +30,48 @@ is negated, ``L = -l``; with ``positive_llr_bit=0`` it is taken as is.  Symbol
 LLRs (``llr_input="symbol"``) are in the core's Min-Max convention
 ``L_n(a) = ln P(x_n = s_n)/P(x_n = a) >= 0`` and are not sign converted.
 
-Staging: :meth:`StreamDecoder.decode_frames` copies (and sign converts) its
-input into an array it owns before decoding, so a caller may pass views of
-foreign buffers (GNU Radio's ``input_items``) and nothing refers to them after
-the call returns.
+No staging copy: the frames are handed to :class:`gpuldpc.Decoder` where they lie
+(built with ``positive_llr_bit``, the GPU kernels apply the sign in their load), so
+they must stay unchanged until their batch is finished; :meth:`StreamDecoder.submit`
+/ :meth:`StreamDecoder.finish` let a block decode one batch while the next is handed
+over (the blocks consume a batch's input only once it is finished).
+
+Never fatal for a live stream (issue 19):
+
+* frames with NaN or +-inf LLRs (:mod:`gpuldpc.bad_llr`) are found where the backend
+  loads them; ``on_bad_llr="erase"`` decodes them with NaN as an erasure (0) and +-inf
+  saturated and marks them (``FrameBatch.bad_llr``), ``"drop"`` leaves them out; the
+  other frames are decoded exactly as without them; counted as ``bad_llr_frames``;
+* a backend fault (:class:`gpuldpc.errors.BackendFault`: a CUDA error, a lost device,
+  device memory exhausted; also ``MemoryError`` and PyCUDA's own errors) logs one
+  line, moves the stream to the CPU backend for good (``backend`` changes,
+  ``fallbacks`` counts) and decodes the batches in flight again there, so no frame is
+  lost; any other exception is a programming error and propagates.
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
-from . import channel, codes, gf
+from . import codes, gf
 from .codes.code import Code
 from .decoders.front import Decoder
+from .errors import BackendFault, BackendUnavailable
 
 OUTPUTS = ("info", "codeword")
 LLR_INPUTS = ("bit", "symbol")
 OUTPUT_FORMATS = ("symbols", "bits")
 ON_FAILURE = ("pass", "drop")
+ON_BAD_LLR = ("erase", "drop")
 PRESETS = ("latency", "throughput")
-
-STAGE_SPLIT_BYTES = 8 << 20
-STAGE_THREADS = max(1, min(8, os.cpu_count() or 1))
-"""Batches above ``STAGE_SPLIT_BYTES`` are staged by ``STAGE_THREADS`` threads (NumPy
-releases the GIL): one thread copies a few GB/s, less than a GPU decodes (4 bytes per
-coded bit of float32 LLRs)."""
 
 PRESET_BATCH = {"latency": 1, "throughput": 64}
 """Frames per ``work()`` call when neither ``batch`` nor the backend says otherwise.
@@ -148,22 +157,23 @@ def encoder_lengths(code, symbols: bool = True) -> tuple[int, int]:
 
 
 class FrameBatch(NamedTuple):
-    """What :meth:`StreamDecoder.decode_frames` returns for ``frames`` input frames.
+    """What :meth:`StreamDecoder.finish` returns for a batch of ``frames`` input frames.
 
     out : uint8 [kept, vlen_out]
-        The frames that leave the block (all of them with ``on_failure="pass"``,
-        the valid ones with ``"drop"``); may be a view of the decoder's result,
-        copy it out before the next call.
+        The frames that leave the block (all of them, less those dropped by
+        ``on_failure="drop"`` and ``on_bad_llr="drop"``); may be a view of the
+        decoder's result, copy it out before the next call.
     kept : int array [kept]
         Index (0..frames-1) of each output frame in the input batch.
-    iterations, valid : [kept]
-        Per output frame: iterations run, syndrome zero.
+    iterations, valid, bad_llr : [kept]
+        Per output frame: iterations run, syndrome zero, LLRs held NaN/+-inf (erased).
     """
 
     out: np.ndarray
     kept: np.ndarray
     iterations: np.ndarray
     valid: np.ndarray
+    bad_llr: np.ndarray
 
 
 @dataclass
@@ -173,8 +183,32 @@ class Counters:
     frames: int = 0
     failures: int = 0
     dropped: int = 0
+    bad_llr_frames: int = 0
     iterations: int = 0
+    fallbacks: int = 0
     busy_s: float = 0.0
+
+
+class Pending:
+    """A batch handed to :meth:`StreamDecoder.submit`; :meth:`StreamDecoder.finish` ends it."""
+
+    __slots__ = ("frames", "decoder", "ticket")
+
+    def __init__(self, frames, decoder, ticket):
+        self.frames, self.decoder, self.ticket = frames, decoder, ticket
+
+    @property
+    def count(self) -> int:
+        return self.frames.shape[0]
+
+
+def is_backend_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is a backend's failure (survived by moving to the CPU) rather than a
+    programming error: :class:`BackendFault`, ``MemoryError``, or an error raised by PyCUDA."""
+    return isinstance(exc, (BackendFault, MemoryError)) or type(exc).__module__.startswith("pycuda")
+
+
+_GPU_OPTIONS = ("devices", "streams", "preset")
 
 
 class StreamDecoder:
@@ -191,6 +225,9 @@ class StreamDecoder:
     on_failure : {"pass", "drop"}
         What to do with a frame whose decided word fails the syndrome check:
         pass it on (its ``valid`` is False) or drop it; both are counted.
+    on_bad_llr : {"erase", "drop"}
+        Frames with NaN/+-inf LLRs: decoded with NaN as 0 and +-inf saturated, and
+        marked (``bad_llr``); or dropped.  Both counted (``bad_llr_frames``).
     llr_input : {"bit", "symbol"}
         GF(q) codes: bit LLRs of the binary image or symbol LLRs.
     output_format : {"symbols", "bits"}
@@ -203,6 +240,8 @@ class StreamDecoder:
         backend (GPU batch shape).
     devices, streams : optional
         GPU device ids and stream count, handed to the backend when given.
+    warn : callable, optional
+        Where the one line about a fallback goes (default: the ``gpuldpc`` logger).
     **decoder_args
         ``algorithm``, ``schedule``, ``max_iterations``, ``early_stop``,
         ``backend``, ``alpha``, ``beta``, ``precision``, ``threads``:
@@ -210,87 +249,64 @@ class StreamDecoder:
     """
 
     def __init__(self, code, positive_llr_bit: int = 1, output: str = "info",
-                 on_failure: str = "pass", llr_input: str = "bit", output_format: str = "symbols",
-                 batch: int = 0, preset: str = "throughput", devices=None, streams=None,
-                 **decoder_args):
+                 on_failure: str = "pass", on_bad_llr: str = "erase", llr_input: str = "bit",
+                 output_format: str = "symbols", batch: int = 0, preset: str = "throughput",
+                 devices=None, streams=None, warn=None, **decoder_args):
         self.code = load_code(code)
         if positive_llr_bit not in (0, 1) or isinstance(positive_llr_bit, bool):
             raise ValueError(f"positive_llr_bit must be 1 (GNU Radio: positive LLR = bit 1) or "
                              f"0 (textbook: positive LLR = bit 0), got {positive_llr_bit!r}")
         _check_choice("on_failure", on_failure, ON_FAILURE)
+        _check_choice("on_bad_llr", on_bad_llr, ON_BAD_LLR)
         _check_choice("preset", preset, PRESETS)
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 0:
             raise ValueError(f"batch must be an integer >= 0 (0 = from the preset), got {batch!r}")
         self.vlen_in, self.vlen_out = decoder_lengths(self.code, output, llr_input, output_format)
-        self.positive_llr_bit = int(positive_llr_bit)
         self.output = output
         self.on_failure = on_failure
+        self.on_bad_llr = on_bad_llr
         self.llr_input = llr_input
         self.output_format = output_format
+        self._warn = warn or logging.getLogger("gpuldpc").warning
         options = {"preset": preset}
         if devices is not None:
             options["devices"] = devices
         if streams is not None:
             options["streams"] = streams
-        self.decoder = Decoder(self.code, **decoder_args, **options)
+        self._args = dict(decoder_args, **options)
+        self.decoder = self._make_decoder(positive_llr_bit, **self._args)
         hint = getattr(self.decoder, "preferred_batch", None)
         self.batch = int(batch) or int(hint(preset) if callable(hint) else PRESET_BATCH[preset])
-        self._stage = self._new_stage(self.batch)
-        self._pool = None
         self._lock = threading.Lock()
         self._counters = Counters()
+        self._outstanding = 0
+        self._busy_since = 0.0
+        self._failed: list[Decoder] = []
+        self._retired: list[Decoder] = []
+
+    def _make_decoder(self, positive_llr_bit, **args) -> Decoder:
+        return Decoder(self.code, on_bad_llr="erase", positive_llr_bit=positive_llr_bit, **args)
 
     @property
     def backend(self) -> str:
         """The backend the decoder runs on (``cuda``, ``cpu`` or ``reference``)."""
         return self.decoder.backend
 
-    def _copy_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(STAGE_THREADS, "gpuldpc-stage")
-        return self._pool
+    @property
+    def positive_llr_bit(self) -> int:
+        return self.decoder.settings.positive_llr_bit
 
-    def _new_stage(self, count: int) -> np.ndarray:
-        """The staging array: page-locked when the decoder offers it (``pinned_llr``), so a
-        GPU backend copies it to the device directly."""
-        pinned = getattr(self.decoder, "pinned_llr", None)
-        if callable(pinned) and self.code.is_binary:
-            return pinned(count)
-        return np.empty((count, self.vlen_in), dtype=np.float32)
+    @positive_llr_bit.setter
+    def positive_llr_bit(self, value: int):
+        """Decode the batches handed over from now on with the other sign convention (GRC's
+        run-time callback): a new decoder; the old one finishes its batches in flight and
+        is released by :meth:`close`."""
+        if value != self.positive_llr_bit:
+            self._retired.append(self.decoder)
+            self.decoder = self._make_decoder(value, **self._current_args())
 
-    def _staged_llr(self, frames: np.ndarray) -> np.ndarray:
-        """Copy ``frames`` into the staging array, sign converted to the core's convention."""
-        count = frames.shape[0]
-        if count > self._stage.shape[0]:
-            self._stage = self._new_stage(count)
-        stage = self._stage[:count]
-        copy = np.negative if self.llr_input == "bit" and self.positive_llr_bit == 1 else \
-            (lambda src, out: np.copyto(out, src))
-        if frames.nbytes < STAGE_SPLIT_BYTES:
-            copy(frames, out=stage)
-        else:
-            edges = np.linspace(0, count, STAGE_THREADS + 1).astype(int)
-            pool = self._copy_pool()
-            list(pool.map(lambda ab: copy(frames[ab[0]:ab[1]], out=stage[ab[0]:ab[1]]),
-                          zip(edges[:-1], edges[1:])))
-        if self.code.is_binary:
-            return stage
-        if self.llr_input == "bit":
-            return channel.bit_llr_to_symbol_llr(stage, self.code.q)
-        return stage.reshape(count, self.code.n, self.code.q)
-
-    def _shape_output(self, result) -> np.ndarray:
-        words = result.info if self.output == "info" else result.bits
-        if not self.code.is_binary and self.output_format == "bits":
-            words = gf.GF(self.code.q).to_bits(words).reshape(words.shape[0], -1)
-        return words
-
-    def decode_frames(self, frames) -> FrameBatch:
-        """Decode ``frames`` (float [count, vlen_in], any count); update the counters.
-
-        The input is copied before decoding (see the module docstring); a
-        wrong vector length raises ``ValueError`` naming the expected one.
-        """
+    def _frames(self, frames) -> np.ndarray:
+        """``frames`` as [count, vlen_in] (a view), or ValueError naming the expected length."""
         frames = np.asarray(frames)
         if frames.ndim == 1 and frames.size % self.vlen_in == 0:
             frames = frames.reshape(-1, self.vlen_in)
@@ -298,25 +314,124 @@ class StreamDecoder:
             raise ValueError(f"code {self.code.name!r}: each input frame must be a vector of "
                              f"{self.vlen_in} LLRs ({self._input_description()}), got shape "
                              f"{frames.shape}; set the upstream vector length to {self.vlen_in}")
-        start = time.perf_counter()
-        result = self.decoder.decode(self._staged_llr(frames))
-        busy = time.perf_counter() - start
+        return frames
+
+    def _decoder_input(self, frames: np.ndarray) -> np.ndarray:
+        if self.llr_input == "symbol" and not self.code.is_binary:
+            return frames.reshape(frames.shape[0], self.code.n, self.code.q)
+        return frames
+
+    def submit(self, frames) -> Pending:
+        """Hand a batch over (float [count, vlen_in]); returns at once.  ``frames`` must
+        stay unchanged until :meth:`finish` of the returned batch returns."""
+        frames = self._frames(frames)
+        with self._lock:
+            if self._outstanding == 0:
+                self._busy_since = time.perf_counter()
+            self._outstanding += 1
+        decoder = self.decoder
+        try:
+            ticket = decoder.submit(self._decoder_input(frames))
+        except Exception as exc:
+            if not is_backend_fault(exc):
+                self._idle()
+                raise
+            self._fall_back(exc)
+            ticket = None
+        return Pending(frames, decoder, ticket)
+
+    def finish(self, pending: Pending) -> FrameBatch:
+        """Wait for a submitted batch; apply the policies, update the counters."""
+        try:
+            result = self._result(pending)
+        finally:
+            self._idle()
+        frames = pending.count
         valid = np.asarray(result.valid, dtype=bool)
+        bad = np.asarray(result.bad_llr, dtype=bool)
+        keep = np.ones(frames, dtype=bool)
+        if self.on_failure == "drop":
+            keep &= valid
+        if self.on_bad_llr == "drop":
+            keep &= ~bad
+        kept = np.arange(frames) if keep.all() else np.flatnonzero(keep)
         words = self._shape_output(result)
-        if self.on_failure == "pass":
-            kept = np.arange(frames.shape[0])
-        else:
-            kept = np.flatnonzero(valid)
+        if kept.size != frames:
             words = words[kept]
         with self._lock:
             c = self._counters
-            c.frames += frames.shape[0]
-            c.failures += int(frames.shape[0] - np.count_nonzero(valid))
-            c.dropped += int(frames.shape[0] - kept.size)
+            c.frames += frames
+            c.failures += int(frames - np.count_nonzero(valid))
+            c.dropped += int(frames - kept.size)
+            c.bad_llr_frames += int(np.count_nonzero(bad))
             c.iterations += int(np.sum(result.iterations))
-            c.busy_s += busy
-        return FrameBatch(words, kept,
-                          np.asarray(result.iterations, dtype=np.int32)[kept], valid[kept])
+        return FrameBatch(words, kept, np.asarray(result.iterations, dtype=np.int32)[kept],
+                          valid[kept], bad[kept])
+
+    def decode_frames(self, frames) -> FrameBatch:
+        """Decode ``frames`` (float [count, vlen_in], any count) now: ``finish(submit(frames))``.
+        A wrong vector length raises ``ValueError`` naming the expected one."""
+        return self.finish(self.submit(frames))
+
+    def _result(self, pending: Pending):
+        """The batch's DecodeResult; after a backend fault, decoded again on the fallback."""
+        if pending.ticket is not None and not any(pending.decoder is d for d in self._failed):
+            try:
+                return pending.ticket.result()
+            except Exception as exc:
+                if not is_backend_fault(exc):
+                    raise
+                self._fall_back(exc)
+        return self.decoder.decode(self._decoder_input(pending.frames))
+
+    def _fall_back(self, exc: BaseException):
+        """Move to the CPU backend (the reference decoder without the compiled module)."""
+        failed = self.decoder
+        if any(failed is d for d in self._failed):
+            return                     # a second batch of the same failure: already moved
+        self._failed.append(failed)
+        args = {k: v for k, v in self._args.items() if k not in _GPU_OPTIONS and k != "backend"}
+        if args.get("precision") == "float16":
+            args["precision"] = "float32"
+        for backend in ("cpu", "reference"):
+            if backend == failed.backend:
+                continue
+            try:
+                self.decoder = self._make_decoder(self.positive_llr_bit, backend=backend, **args)
+                break
+            except BackendUnavailable:
+                continue
+        else:
+            raise exc
+        with self._lock:
+            self._counters.fallbacks += 1
+        self._warn(f"gpuldpc: backend {failed.backend!r} failed ({type(exc).__name__}: {exc}); code "
+                   f"{self.code.name!r} is decoded on {self.decoder.backend!r} from now on, the batches "
+                   "in flight again")
+        try:
+            failed.close()
+        except Exception:  # noqa: BLE001  (a failed device may fail to release: nothing to save)
+            pass
+
+    def _current_args(self) -> dict:
+        """The decoder arguments of the backend in use (the fallback's after a fallback)."""
+        if not self._failed:
+            return self._args
+        args = {k: v for k, v in self._args.items() if k not in _GPU_OPTIONS}
+        return dict(args, backend=self.decoder.backend,
+                    precision=self.decoder.settings.precision)
+
+    def _idle(self):
+        with self._lock:
+            self._outstanding -= 1
+            if self._outstanding == 0:
+                self._counters.busy_s += time.perf_counter() - self._busy_since
+
+    def _shape_output(self, result) -> np.ndarray:
+        words = result.info if self.output == "info" else result.bits
+        if not self.code.is_binary and self.output_format == "bits":
+            words = gf.GF(self.code.q).to_bits(words).reshape(words.shape[0], -1)
+        return words
 
     def _input_description(self) -> str:
         if self.code.is_binary:
@@ -326,11 +441,11 @@ class StreamDecoder:
         return f"n*q={self.code.n}*{self.code.q} symbol LLRs"
 
     def stats(self) -> dict:
-        """Totals so far: frames, failures, dropped, mean_iterations, coded_mbps, backend.
+        """Totals so far: frames, failures, dropped, bad_llr_frames, mean_iterations,
+        coded_mbps, fallbacks, backend.
 
-        ``coded_mbps`` = coded bits decoded per second of decoder time
-        (n * m * frames / time spent in ``decode``), excluding time the block
-        waits for input.
+        ``coded_mbps`` = coded bits decoded per second of decoder time (n * m * frames /
+        time with at least one batch in flight), excluding time the block waits for input.
         """
         with self._lock:
             c = Counters(**vars(self._counters))
@@ -339,19 +454,18 @@ class StreamDecoder:
             "frames": c.frames,
             "failures": c.failures,
             "dropped": c.dropped,
+            "bad_llr_frames": c.bad_llr_frames,
             "mean_iterations": c.iterations / c.frames if c.frames else 0.0,
             "coded_mbps": coded_bits / c.busy_s / 1e6 if c.busy_s > 0 else 0.0,
+            "fallbacks": c.fallbacks,
             "backend": self.backend,
         }
 
     def close(self):
-        """Release the decoder's resources (GPU memory, contexts) where it holds any."""
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-        release = getattr(self.decoder, "close", None)
-        if callable(release):
-            release()
+        """Release the decoders' resources (GPU memory, contexts) where they hold any."""
+        for decoder in self._retired + [self.decoder]:
+            decoder.close()
+        self._retired.clear()
 
 
 class StreamEncoder:

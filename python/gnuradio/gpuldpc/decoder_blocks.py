@@ -4,35 +4,48 @@ Thin skins over :class:`gpuldpc.streaming.StreamDecoder`, which owns the code,
 the vector lengths, the LLR sign conversion, the staging copy and the counters
 (see its module docstring for the stream layout and the LLR conventions).
 
-One stream item is one frame.  A ``work()`` call decodes ``min(frames
-waiting, batch)`` frames in one ``Decoder.decode`` call (``set_output_multiple``
-and ``set_max_noutput_items`` are the batch): when the decoder is the
-bottleneck its input backs up and every call is a full batch (throughput);
-when it is not, frames leave as soon as they arrive (latency), and the last
-frames of a finite stream are never held back waiting for a full batch.
+One stream item is one frame.  A ``work()`` call hands over ``min(frames
+waiting, batch)`` frames (``set_output_multiple`` and ``set_max_noutput_items``
+are the batch) and returns the frames of the batch handed over in the call
+before: the copy-in and decoding of one batch overlap the waiting for and the
+output of the previous one (:meth:`gpuldpc.streaming.StreamDecoder.submit`).  A
+batch's input is consumed only once it is decoded, so the frames of the batch in
+flight are the first ones waiting at the next call; when no more input waits, a
+call finishes its own batch at once, so the last frames of a finite stream, or
+the frames of a slow stream, are never held back.
 
-Per output frame two stream tags are added at its item: ``iterations`` (long)
-and ``valid`` (bool, syndrome zero); tags on the input frames move with their
-frame (tags of dropped frames are dropped with them).  The ``stats`` message
-port publishes a PMT dict (frames, failures, dropped, mean_iterations,
-coded_mbps, backend) every ``stats_interval`` seconds of work and when the
-flowgraph stops.
+Per output frame stream tags are added at its item: ``iterations`` (long),
+``valid`` (bool, syndrome zero), and ``bad_llr`` (bool True) on a frame whose
+LLRs held NaN or +-inf and was decoded with them erased (``on_bad_llr="erase"``);
+tags on the input frames move with their frame (tags of dropped frames are
+dropped with them).  The ``stats`` message port publishes a PMT dict (frames,
+failures, dropped, bad_llr_frames, mean_iterations, coded_mbps, fallbacks,
+backend) every ``stats_interval`` seconds of work and when the flowgraph stops.
+
+Never a dead flowgraph: bad frames are counted, not fatal; a backend fault (CUDA
+error, lost device, out of memory) logs one line and the block continues on the
+CPU backend, decoding the batch in flight again (:mod:`gpuldpc.streaming`);
+any other error in ``work()`` is logged with its message, kept in ``error``,
+and ends the block's stream (``WORK_DONE``), so the flowgraph finishes instead
+of hanging.
 """
 from __future__ import annotations
 
 import time
+import traceback
 
 import numpy as np
 import pmt
 from gnuradio import gr
 
-from gpuldpc.streaming import StreamDecoder
+from gpuldpc.streaming import ON_BAD_LLR, ON_FAILURE, StreamDecoder
 
 from .code_kind import require_kind
 
 STATS_PORT = "stats"
 _KEY_ITERATIONS = pmt.intern("iterations")
 _KEY_VALID = pmt.intern("valid")
+_KEY_BAD_LLR = pmt.intern("bad_llr")
 
 
 def stats_to_pmt(stats: dict):
@@ -53,7 +66,7 @@ class _FrameDecoderBlock(gr.basic_block):
     """Common body of the stream decoders (a general block: dropped frames change the rate)."""
 
     def __init__(self, name: str, stats_interval: float, **stream_args):
-        self.core = StreamDecoder(**stream_args)
+        self.core = StreamDecoder(warn=lambda line: gr.log.warn(line), **stream_args)
         gr.basic_block.__init__(self, name=name,
                                 in_sig=[(np.float32, self.core.vlen_in)],
                                 out_sig=[(np.uint8, self.core.vlen_out)])
@@ -63,6 +76,8 @@ class _FrameDecoderBlock(gr.basic_block):
         self.message_port_register_out(pmt.intern(STATS_PORT))
         self.stats_interval = float(stats_interval)
         self._last_stats = time.monotonic()
+        self._pending = None       # the batch in flight: the first frames waiting at the input
+        self.error = None          # what ended the stream, when an error did
 
     @property
     def backend(self) -> str:
@@ -82,26 +97,53 @@ class _FrameDecoderBlock(gr.basic_block):
         self.core.positive_llr_bit = int(positive_llr_bit)
 
     def set_on_failure(self, on_failure: str):
-        if on_failure not in ("pass", "drop"):
+        if on_failure not in ON_FAILURE:
             raise ValueError(f"on_failure must be 'pass' or 'drop', got {on_failure!r}")
         self.core.on_failure = on_failure
+
+    def set_on_bad_llr(self, on_bad_llr: str):
+        if on_bad_llr not in ON_BAD_LLR:
+            raise ValueError(f"on_bad_llr must be 'erase' or 'drop', got {on_bad_llr!r}")
+        self.core.on_bad_llr = on_bad_llr
 
     def set_stats_interval(self, seconds: float):
         self.stats_interval = float(seconds)
 
     def forecast(self, noutput_items, ninputs):
-        # One frame is enough to run: a call decodes what is waiting, up to a batch.
+        # One frame is enough to run: a call hands over what is waiting, up to a batch.
         return [1] * ninputs
 
     def general_work(self, input_items, output_items):
-        count = min(len(input_items[0]), len(output_items[0]))
-        batch = self.core.decode_frames(input_items[0][:count])
-        produced = batch.out.shape[0]
-        output_items[0][:produced] = batch.out
-        self._tag_frames(count, batch)
-        self.consume(0, count)
+        try:
+            produced = self._work(input_items[0], output_items[0])
+        except Exception as exc:  # noqa: BLE001  (anything left is fatal: end the stream, say why)
+            self.error = f"{type(exc).__name__}: {exc}"
+            gr.log.error(f"{self.name()}: stopping the stream: {self.error}\n{traceback.format_exc()}")
+            return int(gr.WORK_DONE)
         if time.monotonic() - self._last_stats >= self.stats_interval:
             self.publish_stats()
+        return produced
+
+    def _work(self, inp, out):
+        """Hand over the frames after the batch in flight; then finish the batch in flight
+        (or, with nothing more waiting, the one just handed over) into ``out``."""
+        pending = self._pending
+        first = pending.count if pending is not None else 0
+        new = min(len(inp) - first, self.core.batch)
+        handed = self.core.submit(inp[first:first + new]) if new > 0 else None
+        if pending is None:
+            if handed is None:
+                return 0
+            if len(inp) > new:                    # more frames wait: finish this one next call
+                self._pending = handed
+                return 0
+            pending, handed = handed, None
+        self._pending = handed
+        batch = self.core.finish(pending)
+        produced = batch.out.shape[0]
+        out[:produced] = batch.out
+        self._tag_frames(pending.count, batch)
+        self.consume(0, pending.count)
         return produced
 
     def _tag_frames(self, count, batch):
@@ -116,6 +158,8 @@ class _FrameDecoderBlock(gr.basic_block):
         for i, (iterations, valid) in enumerate(zip(batch.iterations.tolist(), batch.valid.tolist())):
             self.add_item_tag(0, written + i, _KEY_ITERATIONS, pmt.from_long(iterations))
             self.add_item_tag(0, written + i, _KEY_VALID, pmt.from_bool(valid))
+        for i in np.flatnonzero(batch.bad_llr).tolist():
+            self.add_item_tag(0, written + i, _KEY_BAD_LLR, pmt.PMT_T)
 
     def publish_stats(self):
         """Send the counters on the ``stats`` port now."""
@@ -148,6 +192,10 @@ class ldpc_decoder(_FrameDecoderBlock):
     on_failure : {"pass", "drop"}
         Frames failing the syndrome check are passed on (tag ``valid`` False)
         or dropped; both counted in ``stats``.
+    on_bad_llr : {"erase", "drop"}
+        Frames whose LLRs hold NaN or +-inf: decoded with NaN as 0 (an erasure) and
+        +-inf as the largest LLR of its sign, tagged ``bad_llr``; or dropped with their
+        tags.  Counted in ``stats`` as ``bad_llr_frames``.
     preset : {"latency", "throughput"}, batch : int
         Frames per decode call (``batch`` > 0 overrides the preset's).
     devices, streams : GPU device ids and streams (cuda backend; None = its default).
@@ -164,14 +212,15 @@ class ldpc_decoder(_FrameDecoderBlock):
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  output="info", on_failure="pass", preset="throughput", batch=0,
                  devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0,
-                 precision="float32"):
+                 precision="float32", on_bad_llr="erase"):
         require_kind(code, binary=True)
         super().__init__("ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
                          early_stop=early_stop, backend=backend,
                          positive_llr_bit=positive_llr_bit, output=output,
-                         on_failure=on_failure, preset=preset, batch=batch, devices=devices,
-                         streams=streams, alpha=alpha, beta=beta, precision=precision)
+                         on_failure=on_failure, on_bad_llr=on_bad_llr, preset=preset, batch=batch,
+                         devices=devices, streams=streams, alpha=alpha, beta=beta,
+                         precision=precision)
 
 
 class nb_ldpc_decoder(_FrameDecoderBlock):
@@ -187,11 +236,13 @@ class nb_ldpc_decoder(_FrameDecoderBlock):
     def __init__(self, code="gf32-744-653", algorithm="minmax", schedule="layered",
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  llr_input="bit", output="info", output_format="symbols", on_failure="pass",
-                 preset="throughput", batch=0, devices=None, streams=None, stats_interval=1.0):
+                 preset="throughput", batch=0, devices=None, streams=None, stats_interval=1.0,
+                 on_bad_llr="erase"):
         require_kind(code, binary=False)
         super().__init__("nb_ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
                          early_stop=early_stop, backend=backend,
                          positive_llr_bit=positive_llr_bit, llr_input=llr_input, output=output,
-                         output_format=output_format, on_failure=on_failure, preset=preset,
-                         batch=batch, devices=devices, streams=streams)
+                         output_format=output_format, on_failure=on_failure,
+                         on_bad_llr=on_bad_llr, preset=preset, batch=batch, devices=devices,
+                         streams=streams)

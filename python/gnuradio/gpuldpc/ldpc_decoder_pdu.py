@@ -3,11 +3,14 @@
 For bursty receive chains.  A PDU holds one or more whole frames (its length a
 multiple of the block's input frame length, n LLRs for binary codes); they
 are decoded in one ``Decoder.decode`` call and leave as one PDU (dropped frames
-left out).  The output metadata is the input's plus ``iterations`` and
-``valid`` (one entry per output frame: s32vector and u8vector), ``frames`` and
-``dropped``.  Malformed PDUs (not a pair, not an f32vector, wrong length) are
-counted and reported on the ``stats`` port as ``rejected`` with a log
-message, never decoded.  The work path, conventions and parameters are those of
+left out).  The output metadata is the input's plus ``iterations``, ``valid``
+and ``bad_llr`` (one entry per output frame: s32vector, u8vector, u8vector),
+``frames`` and ``dropped``.  Frames with NaN/+-inf LLRs follow ``on_bad_llr``
+(erased and marked, or dropped), a backend fault moves the block to the CPU
+backend with the PDU decoded again there (:mod:`gpuldpc.streaming`).  Malformed
+PDUs (not a pair, not an f32vector, wrong length), and a PDU whose decoding
+raised any other error, are counted and reported on the ``stats`` port as
+``rejected`` with a log message naming the reason; the block goes on.  The work path, conventions and parameters are those of
 :class:`gnuradio.gpuldpc.ldpc_decoder` (binary codes) and
 :class:`gnuradio.gpuldpc.nb_ldpc_decoder` (GF(q) codes).
 """
@@ -30,17 +33,18 @@ class ldpc_decoder_pdu(gr.basic_block):
 
     Parameters as :class:`gnuradio.gpuldpc.ldpc_decoder` (``code``,
     ``algorithm``, ``schedule``, ``max_iterations``, ``early_stop``,
-    ``backend``, ``positive_llr_bit``, ``output``, ``on_failure``, ``devices``,
-    ``streams``), plus ``llr_input`` and ``output_format`` for GF(q) codes.
+    ``backend``, ``positive_llr_bit``, ``output``, ``on_failure``, ``on_bad_llr``,
+    ``devices``, ``streams``), plus ``llr_input`` and ``output_format`` for GF(q) codes.
     ``algorithm=None`` takes the code's default (``nms`` / ``minmax``).
     """
 
     def __init__(self, code="wifi-1944-1/2", algorithm=None, schedule="layered",
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  output="info", on_failure="pass", llr_input="bit", output_format="symbols",
-                 devices=None, streams=None):
+                 devices=None, streams=None, on_bad_llr="erase"):
         self.core = StreamDecoder(code, positive_llr_bit=positive_llr_bit, output=output,
-                                  on_failure=on_failure, llr_input=llr_input,
+                                  on_failure=on_failure, on_bad_llr=on_bad_llr,
+                                  warn=lambda line: gr.log.warn(line), llr_input=llr_input,
                                   output_format=output_format, preset="latency",
                                   devices=devices, streams=streams, algorithm=algorithm,
                                   schedule=schedule, max_iterations=max_iterations,
@@ -78,11 +82,17 @@ class ldpc_decoder_pdu(gr.basic_block):
             self._reject(f"length {llr.size} is not a positive multiple of the frame length {vlen} "
                          f"of code {self.core.code.name!r}")
             return
-        batch = self.core.decode_frames(llr.reshape(-1, vlen))
+        try:
+            batch = self.core.decode_frames(llr.reshape(-1, vlen))
+        except Exception as exc:  # noqa: BLE001  (a PDU that cannot be decoded must not stop the block)
+            self._reject(f"decoding failed: {type(exc).__name__}: {exc}")
+            return
         meta = pmt.dict_add(meta, pmt.intern("iterations"),
                             pmt.init_s32vector(batch.iterations.size, batch.iterations.tolist()))
         meta = pmt.dict_add(meta, pmt.intern("valid"),
                             pmt.init_u8vector(batch.valid.size, batch.valid.astype(np.uint8).tolist()))
+        meta = pmt.dict_add(meta, pmt.intern("bad_llr"),
+                            pmt.init_u8vector(batch.bad_llr.size, batch.bad_llr.astype(np.uint8).tolist()))
         meta = pmt.dict_add(meta, pmt.intern("frames"), pmt.from_long(batch.kept.size))
         meta = pmt.dict_add(meta, pmt.intern("dropped"),
                             pmt.from_long(llr.size // vlen - batch.kept.size))

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import threading
 
+from ..errors import BackendFault
 from .driver import driver, load_module
 from .tuning import DeviceLimits, KernelAttributes
 
 
-class CudaError(RuntimeError):
+class CudaError(BackendFault):
     """A CUDA call failed; the message names the kernel, the code and the batch."""
 
 

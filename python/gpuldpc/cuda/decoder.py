@@ -198,7 +198,9 @@ class CudaDecoder(GpuDecoder):
     streams, chunk_frames, frames_per_block : int, optional
         Overrides: streams per device, frames per stream launch, frames per block.
     llr_dtype : {"float32", "float16", "int8"}
-        Input format; float16/int8 values are multiplied by ``llr_scale`` on the GPU.
+        Input format; every value is multiplied by ``llr_scale`` in the kernels' load (int8
+        and float16: the quantisation step; a negative scale takes LLRs whose positive means
+        bit 1, as ``gl.Decoder(positive_llr_bit=1)`` hands them).
     packed : bool
         Hard decisions packed 8 per byte (``numpy.packbits`` order) instead of one per byte.
     resident : bool

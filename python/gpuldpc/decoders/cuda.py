@@ -8,7 +8,8 @@ Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 ``frames_per_block`` (see :mod:`gpuldpc.cuda.tuning`), ``packed`` (transfer the
 hard decisions packed; they are unpacked on the host for the DecodeResult),
 ``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
-copied to the GPU as it is), ``llr_scale``, ``resident``.  Messages are computed in float32
+copied to the GPU as it is), ``llr_scale`` (every LLR is multiplied by it in the kernels'
+load; ``positive_llr_bit=1`` negates it), ``resident``.  Messages are computed in float32
 (``precision="float32"``) or, for binary min-sum, in IEEE binary16 with two frames
 a thread (``precision="float16"``: the reference decoder's float16 bits, see
 :class:`gpuldpc.cuda.CudaDecoder`).  GF(q) codes: ``devices``, ``streams``,
@@ -38,6 +39,7 @@ class _Backend:
         self.decoder = decoder
         self.llr_dtypes = (np.dtype(getattr(decoder, "llr_np_dtype", np.float32)),)
         self.accepts_bit_llr = not decoder.code.is_binary
+        self.applies_llr_sign = decoder.code.is_binary  # a negative llr_scale (kernels' load)
         self._unpack = getattr(decoder, "packed", False)
         self.pinned_llr = decoder.pinned_llr
         self.preferred_batch = decoder.preferred_batch
@@ -92,10 +94,13 @@ def make(code, settings):
                                       settings.early_stop, **settings.options))
     _check_options(settings.options, _BINARY_OPTIONS, "cuda backend")
     driver()
+    options = dict(settings.options)
+    if settings.positive_llr_bit:
+        options["llr_scale"] = -float(options.get("llr_scale", 1.0))
     try:
         dec = CudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
-                          **settings.options)
+                          **options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
     return _Backend(dec)

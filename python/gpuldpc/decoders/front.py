@@ -9,12 +9,15 @@ flags they return.
 
 LLR convention (DESIGN.md): binary ``L = ln(P(bit=0)/P(bit=1))`` (positive means
 0), shape [batch, n]; GF(q) ``L_n(a) = ln(P(x_n = s_n)/P(x_n = a)) >= 0`` with 0 at
-the most likely symbol, shape [batch, n, q].
+the most likely symbol, shape [batch, n, q].  ``positive_llr_bit=1`` takes bit LLRs in
+GNU Radio's sign (positive means 1, ``l = -L``): the binary GPU kernels apply it in
+their load (a negative ``llr_scale``), every other path negates a copy on the host.
 
 Backend interface (what ``make(code, settings)`` of a backend module returns):
 ``decode(llr, out) -> DecodeResult``; optionally ``submit(llr, out) -> handle`` and
 ``result(handle)`` (else :meth:`Decoder.submit` runs ``decode`` on a worker thread),
-``llr_dtypes``, ``accepts_bit_llr``, ``pinned_llr``, ``preferred_batch``,
+``llr_dtypes``, ``accepts_bit_llr``, ``applies_llr_sign`` (the backend honours
+``settings.positive_llr_bit`` itself), ``pinned_llr``, ``preferred_batch``,
 ``decode_device``, ``close``.
 """
 from __future__ import annotations
@@ -108,6 +111,10 @@ class Decoder:
         Frames whose LLRs hold NaN or +-inf (:mod:`gpuldpc.bad_llr`): ``"raise"``
         ValueError naming them, after the decode; ``"erase"``: decoded with NaN as 0
         and +-inf saturated, marked in ``DecodeResult.bad_llr``.
+    positive_llr_bit : {0, 1}
+        Which bit a positive bit LLR means: 0 (default, ``L = ln P(0)/P(1)``) or 1 (GNU
+        Radio's soft decoders and gr-fec).  GF(q) symbol LLRs have no sign and are taken
+        as they are.
     **options
         Backend-specific options (e.g. ``devices``, ``streams``, ``preset``).
     """
@@ -115,7 +122,8 @@ class Decoder:
     def __init__(self, code: Code, algorithm: str | None = None, schedule: str | None = None,
                  max_iterations: int = 10, early_stop: bool = True, backend: str = "auto",
                  alpha: float = 0.75, beta: float = 0.5, precision: str = "float32",
-                 threads: int | None = None, on_bad_llr: str = "raise", **options):
+                 threads: int | None = None, on_bad_llr: str = "raise", positive_llr_bit: int = 0,
+                 **options):
         if not isinstance(code, Code):
             raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)), got {type(code).__name__}")
         algorithms = BINARY_ALGORITHMS if code.is_binary else NB_ALGORITHMS
@@ -137,14 +145,19 @@ class Decoder:
             raise ValueError(f"beta must be >= 0, got {beta!r}")
         if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
             raise ValueError(f"threads must be None or an integer >= 1, got {threads!r}")
+        if positive_llr_bit not in (0, 1) or isinstance(positive_llr_bit, bool):
+            raise ValueError(f"positive_llr_bit must be 0 (L = ln P(0)/P(1)) or 1 (GNU Radio: "
+                             f"positive LLR = bit 1), got {positive_llr_bit!r}")
         self.code = code
         self.settings = Settings(algorithm, schedule, int(max_iterations), bool(early_stop),
-                                 float(alpha), float(beta), precision, threads, dict(options), on_bad_llr)
+                                 float(alpha), float(beta), precision, threads, dict(options), on_bad_llr,
+                                 int(positive_llr_bit))
         self.backend, self._impl = self._make_backend(backend)
         self._raise = on_bad_llr == "raise"
         self._dtypes = getattr(self._impl, "llr_dtypes", (np.dtype(np.float32),))
         self._shapes = ((code.n,),) if code.is_binary else ((code.n, code.q), (code.n * code.bits_per_symbol,))
         self._bit_llr_on_host = not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False)
+        self._negate = positive_llr_bit == 1 and not getattr(self._impl, "applies_llr_sign", False)
         self._worker = None
         self._worker_lock = threading.Lock()
 
@@ -185,7 +198,8 @@ class Decoder:
         :mod:`gpuldpc.gf`), which the cuda backend converts on the GPU.
         Floating-point input becomes float32 unless the backend takes its dtype
         as is (``llr_dtypes`` of the backend, e.g. float16 or int8 for cuda).
-        No pass over the values: see :mod:`gpuldpc.bad_llr`.
+        No pass over the values (see :mod:`gpuldpc.bad_llr`), except the negating copy of
+        ``positive_llr_bit=1`` for a backend that does not apply the sign itself.
         """
         arr = llr if type(llr) is np.ndarray else np.asarray(llr)
         accepted = self._dtypes
@@ -199,6 +213,8 @@ class Decoder:
         if arr.ndim < 2 or arr.shape[1:] not in shapes:
             wanted = " or ".join("[batch, " + ", ".join(map(str, s)) + "]" for s in shapes)
             raise ValueError(f"code {self.code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
+        if self._negate and arr.ndim == 2:
+            return np.negative(arr, dtype=arr.dtype if arr.dtype in accepted else np.float32)
         if arr.dtype not in accepted:
             return np.ascontiguousarray(arr, dtype=np.float32)
         return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
@@ -306,4 +322,5 @@ class Decoder:
         s = self.settings
         return (f"Decoder({self.code.name!r}, algorithm={s.algorithm!r}, schedule={s.schedule!r}, "
                 f"max_iterations={s.max_iterations}, early_stop={s.early_stop}, "
-                f"backend={self.backend!r}, on_bad_llr={s.on_bad_llr!r})")
+                f"backend={self.backend!r}, on_bad_llr={s.on_bad_llr!r}, "
+                f"positive_llr_bit={s.positive_llr_bit})")
