@@ -29,6 +29,7 @@ fi
 echo "build: ${SECONDS}s (_core: $(python3 -c 'import gpuldpc._native as n; print(n.available())'))"
 if want tests; then
   timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider tests/gpu tests/sim/test_gpu_noise.py \
+      tests/streaming/test_bad_frames.py \
       --tb=short -rf --durations=8 ${PYTEST_ARGS:-} > "$OUT/tests.log" 2>&1; echo "tests rc=$? ($((SECONDS - t0))s)"
   tail -25 "$OUT/tests.log"
 fi
@@ -40,7 +41,12 @@ want front && run front 420 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
 want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
-want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
+if want gr; then   # the block's work path: numpy ring, GNU Radio-like (foreign) ring, 1 % NaN frames erased
+  run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
+  run gr_foreign 90 python3 bench/gr_throughput.py --path core --foreign --backend cuda --frames 262144 --out "$OUT"
+  run gr_bad 90 python3 bench/gr_throughput.py --path core --bad-fraction 0.01 --backend cuda --frames 262144 --out "$OUT"
+  run gr_clean 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
+fi
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
 # the reference results, for the next call (in parts: $OUT brings back files of up to 16 MiB)
 [ -d .refcache ] && [ -n "${REFCACHE_BACK:-}" ] && tar czf - .refcache | split -b 15m - "$OUT/refcache.tgz.part-"

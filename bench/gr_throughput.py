@@ -14,15 +14,18 @@ at 10 without early stop (DESIGN.md "Measuring").  Rows are appended to
 ``<out>/<host>-gr_throughput.json`` in the bench results format.
 
 ``--path core`` (for the GPU machine, which has no GNU Radio) times the block's
-work path without GNU Radio: :meth:`gpuldpc.streaming.StreamDecoder.decode_frames`
-called from a second thread on batch-sized views of a larger array, as
-``general_work`` does (staging copy and sign conversion included).
+work path without GNU Radio: :meth:`gpuldpc.streaming.StreamDecoder.work` called
+from a second thread as ``general_work`` calls it, on a ring of two batches of
+input (``--foreign``: memory NumPy does not own, like GNU Radio's buffers), the
+output written into an array as into GNU Radio's.  Rows carry ``api`` ("GNU Radio
+block" or "block work path") and ``input``.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import json
+import mmap
 import os
 import platform
 import subprocess
@@ -45,22 +48,39 @@ def pool_llr(code, ebn0_db):
     return -gl.channel.transmit(code, code.encode(info), ebn0_db, rng)
 
 
-def measure_core(code, llr, frames, decoder_args):
-    """Wall time of decode_frames over ``frames`` frames, batch by batch, from a second thread."""
+def frame_buffer(rows: int, width: int, foreign: bool) -> np.ndarray:
+    """A float32 [rows, width] array: NumPy's own memory, or (``foreign``) an anonymous
+    memory map as GNU Radio's buffers are, which the CUDA backend cannot page-lock in
+    place (its lifetime is not NumPy's) and so stages."""
+    if not foreign:
+        return np.empty((rows, width), np.float32)
+    return np.frombuffer(mmap.mmap(-1, rows * width * 4), np.float32).reshape(rows, width)
+
+
+def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.0):
+    """Wall time of the block's work path over ``frames`` frames, from a second thread:
+    :meth:`StreamDecoder.work` called as ``general_work`` is, on a buffer of two batches
+    (a ring: the frames after the batch in flight, handed over before it is finished),
+    the words written into an output array as into GNU Radio's."""
     stream = StreamDecoder(code.name, **decoder_args)
-    pool = np.tile(llr, (max(1, -(-stream.batch // POOL)) + 1, 1))
-    stream.decode_frames(pool[:stream.batch])                      # warm-up (kernels, buffers)
+    ring = frame_buffer(2 * stream.batch, code.n, foreign)
+    ring[:] = np.resize(llr, ring.shape)
+    bad = np.random.default_rng(2).random(ring.shape[0]) < bad_fraction
+    ring[bad, ::97] = np.nan                   # decoded with the NaNs erased (on_bad_llr="erase")
+    out = np.empty((stream.batch, stream.vlen_out), np.uint8)
+    stream.decode_frames(ring[:stream.batch])                      # warm-up (kernels, buffers)
     warm = stream.stats()["frames"]
     done = []
 
     def work():
         start = time.perf_counter()
-        left = frames
+        left, head = frames, 0                 # frames still to come; ring position of the first waiting
         while left > 0:
-            count = min(left, stream.batch)
-            offset = (frames - left) % POOL
-            stream.decode_frames(pool[offset:offset + count])
-            left -= count
+            waiting = min(left, 2 * stream.batch - head)
+            consumed, batch = stream.work(ring[head:head + waiting], out)
+            if batch is not None:
+                left -= consumed
+                head = (head + consumed) % (2 * stream.batch)
         done.append(time.perf_counter() - start)
 
     thread = threading.Thread(target=work)
@@ -88,15 +108,21 @@ def measure_block(code, llr, frames, decoder_args):
     return decoder, wall, stats, stats["frames"]
 
 
-def measure(code_name, backend, frames, preset, batch, path="block", iterations=10, ebn0_db=2.5):
+def measure(code_name, backend, frames, preset, batch, path="block", iterations=10, ebn0_db=2.5,
+            foreign=False, bad_fraction=0.0):
     code = gl.codes.get(code_name)
     llr = pool_llr(code, ebn0_db)
     args = dict(backend=backend, max_iterations=iterations, early_stop=False, preset=preset,
                 batch=batch)
-    runner, wall, stats, timed = (measure_block if path == "block" else measure_core)(
-        code, llr, frames, args)
+    if path == "block":
+        runner, wall, stats, timed = measure_block(code, llr, frames, args)
+    else:
+        runner, wall, stats, timed = measure_core(code, llr, frames, args, foreign, bad_fraction)
     return {
         "system": f"gpuldpc ({'GNU Radio block' if path == 'block' else 'block work path, no GNU Radio'})",
+        "api": "GNU Radio block" if path == "block" else "block work path",
+        "input": "GNU Radio buffer" if path == "block" else "foreign" if foreign else "numpy",
+        "bad_frame_fraction": bad_fraction, "bad_llr_frames": stats["bad_llr_frames"],
         "code": code_name, "algorithm": "nms",
         "schedule": "layered", "iterations": iterations, "early_stop": False,
         "llr_dtype": "float32", "frames_per_batch": runner.batch, "streams": None,
@@ -118,9 +144,14 @@ def main(argv=None):
     parser.add_argument("--preset", default="throughput", choices=("throughput", "latency"))
     parser.add_argument("--batch", type=int, default=0)
     parser.add_argument("--path", default="block", choices=("block", "core"))
+    parser.add_argument("--foreign", action="store_true",
+                        help="core path: the input ring in memory NumPy does not own, as GNU Radio's buffers")
+    parser.add_argument("--bad-fraction", type=float, default=0.0,
+                        help="core path: this fraction of the frames holds NaN LLRs (erased)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = parser.parse_args(argv)
-    row = measure(args.code, args.backend, args.frames, args.preset, args.batch, args.path)
+    row = measure(args.code, args.backend, args.frames, args.preset, args.batch, args.path,
+                  foreign=args.foreign, bad_fraction=args.bad_fraction)
     host = "cpu-" + platform.node()
     if row["backend"] == "cuda":
         query = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
@@ -142,7 +173,8 @@ def main(argv=None):
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
     print(f"{row['backend']:>9} {row['code']}  batch {row['frames_per_batch']:>5}  "
-          f"{row['frames']} frames  {row['coded_gbps'] * 1e3:9.2f} Mb/s coded through the {args.path} path "
+          f"{row['frames']} frames  {row['coded_gbps'] * 1e3:9.2f} Mb/s coded through the {row['api']} "
+          f"({row['input']} input, {row['bad_llr_frames']} bad frames) "
           f"({row['decoder_only_gbps'] * 1e3:.2f} Mb/s inside decode)  -> {path}")
 
 

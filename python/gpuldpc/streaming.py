@@ -32,9 +32,11 @@ LLRs (``llr_input="symbol"``) are in the core's Min-Max convention
 
 No staging copy: the frames are handed to :class:`gpuldpc.Decoder` where they lie
 (built with ``positive_llr_bit``, the GPU kernels apply the sign in their load), so
-they must stay unchanged until their batch is finished; :meth:`StreamDecoder.submit`
-/ :meth:`StreamDecoder.finish` let a block decode one batch while the next is handed
-over (the blocks consume a batch's input only once it is finished).
+they must stay unchanged until their batch is finished.  :meth:`StreamDecoder.work`
+is a block's ``general_work`` step: it hands the next batch over before it waits for
+the previous one (:meth:`StreamDecoder.submit` / :meth:`StreamDecoder.finish`), so
+the copy-in and decoding of one batch overlap the output of the other, and a
+batch's input is consumed only once it is decoded.
 
 Never fatal for a live stream (issue 19):
 
@@ -283,6 +285,7 @@ class StreamDecoder:
         self._busy_since = 0.0
         self._failed: list[Decoder] = []
         self._retired: list[Decoder] = []
+        self._in_flight: Pending | None = None     # the batch :meth:`work` left in flight
 
     def _make_decoder(self, positive_llr_bit, **args) -> Decoder:
         return Decoder(self.code, on_bad_llr="erase", positive_llr_bit=positive_llr_bit, **args)
@@ -367,6 +370,32 @@ class StreamDecoder:
             c.iterations += int(np.sum(result.iterations))
         return FrameBatch(words, kept, np.asarray(result.iterations, dtype=np.int32)[kept],
                           valid[kept], bad[kept])
+
+    def work(self, waiting, out: np.ndarray | None = None) -> tuple[int, FrameBatch | None]:
+        """One step of a block's ``general_work``, pipelined: ``(consumed, batch)``.
+
+        ``waiting``: the frames waiting at the input [count, vlen_in]; the first of them are
+        the batch in flight, if any (its input is consumed only once it is decoded).  The
+        frames after it, up to a batch, are handed over; then the batch in flight is
+        finished -- or, when nothing more waits, the batch just handed over, so the last
+        frames of a stream are never held back.  The finished batch's words are written
+        to ``out[:kept]`` when ``out`` is given; ``consumed`` input frames are done with.
+        Returns ``(0, None)`` when a batch was handed over and is left in flight.
+        """
+        pending = self._in_flight
+        first = pending.count if pending is not None else 0
+        new = min(len(waiting) - first, self.batch)
+        handed = self.submit(waiting[first:first + new]) if new > 0 else None
+        if pending is None:
+            if handed is None or len(waiting) > new:      # more frames wait: finish it next step
+                self._in_flight = handed
+                return 0, None
+            pending, handed = handed, None
+        self._in_flight = handed
+        batch = self.finish(pending)
+        if out is not None:
+            out[:batch.out.shape[0]] = batch.out
+        return pending.count, batch
 
     def decode_frames(self, frames) -> FrameBatch:
         """Decode ``frames`` (float [count, vlen_in], any count) now: ``finish(submit(frames))``.

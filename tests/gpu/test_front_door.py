@@ -171,3 +171,36 @@ def test_gf_latency_preset_takes_the_frame_kernel_from_numpy_bit_llrs(cuda):
     ref = gl.Decoder(code, backend="reference", preset="latency")
     _same(dec.decode(llr[:1]), ref.decode(llr[:1]))
     _same(dec.decode(llr), ref.decode(llr))
+
+
+SIGN_SETTINGS = [
+    dict(),                                                   # float32, throughput kernel
+    dict(preset="latency"),                                   # the resident latency kernel
+    dict(preset="latency", resident=False),                   # the latency kernel, launched
+    dict(schedule="flooding", algorithm="spa"),
+    dict(precision="float16"),                                # two frames a thread
+    dict(llr_dtype="int8", llr_scale=0.25),
+    dict(llr_dtype="float16", llr_scale=0.5),
+]
+
+
+@pytest.mark.parametrize("settings", SIGN_SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "float32")
+def test_positive_llr_bit_is_applied_in_the_kernels_load(cuda, frames, settings):
+    """GNU Radio's sign (positive = bit 1) decoded where it lies: the kernels multiply by a
+    negative scale; the same bits, iterations and flags as the textbook sign, bad frames
+    included (NaN and +-inf keep their meaning), for every kernel family and input type."""
+    code = gl.codes.get(WIMAX)
+    _, llr = frames(code, 2.0, 300, seed=23)
+    scale = np.float32(settings.get("llr_scale", 1.0))
+    dtype = {"int8": np.int8, "float16": np.float16}.get(settings.get("llr_dtype"), np.float32)
+    q = np.clip(np.round(llr / scale), -127, 127) if dtype is np.int8 else llr / scale
+    q = q.astype(dtype)
+    if dtype is not np.int8:
+        q[[5, 150], 7] = np.nan
+        q[299, 11] = np.inf
+    textbook = _decoder(cuda, on_bad_llr="erase", **settings).decode(q)
+    gnuradio = _decoder(cuda, on_bad_llr="erase", positive_llr_bit=1, **settings).decode(-q)
+    _same(gnuradio, textbook)
+    assert gnuradio.valid.sum() > 250
+    if dtype is not np.int8:
+        assert np.flatnonzero(gnuradio.bad_llr).tolist() == [5, 150, 299]

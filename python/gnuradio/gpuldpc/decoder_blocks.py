@@ -4,10 +4,10 @@ Thin skins over :class:`gpuldpc.streaming.StreamDecoder`, which owns the code,
 the vector lengths, the LLR sign conversion, the staging copy and the counters
 (see its module docstring for the stream layout and the LLR conventions).
 
-One stream item is one frame.  A ``work()`` call hands over ``min(frames
-waiting, batch)`` frames (``set_output_multiple`` and ``set_max_noutput_items``
-are the batch) and returns the frames of the batch handed over in the call
-before: the copy-in and decoding of one batch overlap the waiting for and the
+One stream item is one frame.  A ``work()`` call (:meth:`StreamDecoder.work
+<gpuldpc.streaming.StreamDecoder.work>`) hands over ``min(frames waiting, batch)``
+frames (``set_output_multiple`` and ``set_max_noutput_items`` are the batch) and
+returns the frames of the batch handed over in the call before: the copy-in and decoding of one batch overlap the waiting for and the
 output of the previous one (:meth:`gpuldpc.streaming.StreamDecoder.submit`).  A
 batch's input is consumed only once it is decoded, so the frames of the batch in
 flight are the first ones waiting at the next call; when no more input waits, a
@@ -76,7 +76,6 @@ class _FrameDecoderBlock(gr.basic_block):
         self.message_port_register_out(pmt.intern(STATS_PORT))
         self.stats_interval = float(stats_interval)
         self._last_stats = time.monotonic()
-        self._pending = None       # the batch in flight: the first frames waiting at the input
         self.error = None          # what ended the stream, when an error did
 
     @property
@@ -125,26 +124,13 @@ class _FrameDecoderBlock(gr.basic_block):
         return produced
 
     def _work(self, inp, out):
-        """Hand over the frames after the batch in flight; then finish the batch in flight
-        (or, with nothing more waiting, the one just handed over) into ``out``."""
-        pending = self._pending
-        first = pending.count if pending is not None else 0
-        new = min(len(inp) - first, self.core.batch)
-        handed = self.core.submit(inp[first:first + new]) if new > 0 else None
-        if pending is None:
-            if handed is None:
-                return 0
-            if len(inp) > new:                    # more frames wait: finish this one next call
-                self._pending = handed
-                return 0
-            pending, handed = handed, None
-        self._pending = handed
-        batch = self.core.finish(pending)
-        produced = batch.out.shape[0]
-        out[:produced] = batch.out
-        self._tag_frames(pending.count, batch)
-        self.consume(0, pending.count)
-        return produced
+        """:meth:`gpuldpc.streaming.StreamDecoder.work`: hand over, finish, tag, consume."""
+        consumed, batch = self.core.work(inp, out)
+        if batch is None:
+            return 0
+        self._tag_frames(consumed, batch)
+        self.consume(0, consumed)
+        return batch.out.shape[0]
 
     def _tag_frames(self, count, batch):
         read = self.nitems_read(0)
