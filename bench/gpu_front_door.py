@@ -38,7 +38,7 @@ import types
 import numpy as np
 
 import gpuldpc as gl
-from gpuldpc import cuda
+from gpuldpc import cuda, row_copy
 from timing import median_time, source_commit  # noqa: E402  (bench/timing.py)
 
 EBN0_DB = 2.0
@@ -301,10 +301,9 @@ def sweep_rows(reps):
     staging = dec.pinned_llr(batch)
     notes = {"register_unregister_ms": t_reg * 1e3, "bytes": fresh.nbytes}
     for threads in (8, 16):
-        host_memory.STAGE_THREADS = threads
-        host_memory.Stager._pool = None
+        row_copy.THREADS = threads
         notes[f"stage_gbytes_per_s_{threads}_threads"] = fresh.nbytes / median_time(
-            lambda: host_memory.Stager.copy(staging, fresh), 5) / 1e9
+            lambda: row_copy.copy_rows(staging, fresh), 5) / 1e9
         times = []
         for i in range(reps + 1):
             fresh = llr.copy()
@@ -313,8 +312,7 @@ def sweep_rows(reps):
             times.append(time.perf_counter() - t0)
         rows.append(row(code, batch, float(np.median(times[1:])), "gl.Decoder", "numpy, fresh array",
                         stage_threads=threads, sweep="staging"))
-    host_memory.STAGE_THREADS = 8
-    host_memory.Stager._pool = None
+    row_copy.THREADS = 8
     print(notes, flush=True)
     dec.close()
     del drv

@@ -68,13 +68,11 @@ def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.
     bad = np.random.default_rng(2).random(ring.shape[0]) < bad_fraction
     ring[bad, ::97] = np.nan                   # decoded with the NaNs erased (on_bad_llr="erase")
     out = np.empty((stream.batch, stream.vlen_out), np.uint8)
-    stream.decode_frames(ring[:stream.batch])                      # warm-up (kernels, buffers)
-    warm = stream.stats()["frames"]
     done = []
 
-    def work():
+    def work(count):
         start = time.perf_counter()
-        left, head = frames, 0                 # frames still to come; ring position of the first waiting
+        left, head = count, 0                  # frames still to come; ring position of the first waiting
         while left > 0:
             waiting = min(left, 2 * stream.batch - head)
             consumed, batch = stream.work(ring[head:head + waiting], out)
@@ -83,11 +81,13 @@ def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.
                 head = (head + consumed) % (2 * stream.batch)
         done.append(time.perf_counter() - start)
 
-    thread = threading.Thread(target=work)
+    work(4 * stream.batch)                     # warm-up: kernels, the ring's registration, result blocks
+    warm = stream.stats()["frames"]
+    thread = threading.Thread(target=work, args=(max(frames, 8 * stream.batch),))
     thread.start()
     thread.join()
     stats = stream.stats()
-    return stream, done[0], stats, stats["frames"] - warm
+    return stream, done[1], stats, stats["frames"] - warm
 
 
 def measure_block(code, llr, frames, decoder_args):

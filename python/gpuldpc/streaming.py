@@ -67,6 +67,7 @@ from . import codes, gf
 from .codes.code import Code
 from .decoders.front import Decoder
 from .errors import BackendFault, BackendUnavailable
+from .row_copy import copy_rows
 
 OUTPUTS = ("info", "codeword")
 LLR_INPUTS = ("bit", "symbol")
@@ -378,8 +379,9 @@ class StreamDecoder:
         the batch in flight, if any (its input is consumed only once it is decoded).  The
         frames after it, up to a batch, are handed over; then the batch in flight is
         finished -- or, when nothing more waits, the batch just handed over, so the last
-        frames of a stream are never held back.  The finished batch's words are written
-        to ``out[:kept]`` when ``out`` is given; ``consumed`` input frames are done with.
+        frames of a stream are never held back.  The finished batch's words are copied
+        (by several threads: :mod:`gpuldpc.row_copy`) to ``out[:kept]`` when ``out`` is
+        given; ``consumed`` input frames are done with.
         Returns ``(0, None)`` when a batch was handed over and is left in flight.
         """
         pending = self._in_flight
@@ -394,7 +396,7 @@ class StreamDecoder:
         self._in_flight = handed
         batch = self.finish(pending)
         if out is not None:
-            out[:batch.out.shape[0]] = batch.out
+            copy_rows(out[:batch.out.shape[0]], batch.out)
         return pending.count, batch
 
     def decode_frames(self, frames) -> FrameBatch:

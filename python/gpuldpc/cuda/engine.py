@@ -53,9 +53,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
 from .driver import device_ids, driver
-from .host_memory import (STAGE_SPLIT_BYTES, HostRegistry, ResultPool, Stager, is_pinned, mapped_address,
+from .host_memory import (HostRegistry, ResultPool, is_pinned, mapped_address,
                           pinned_empty)
 
 
@@ -177,10 +178,7 @@ class _Slot:
             self.input_free.synchronize()
             self.staging_busy = False
         view = self.host_in[:src.nbytes].view(src.dtype).reshape(src.shape)
-        if src.nbytes < STAGE_SPLIT_BYTES:
-            np.copyto(view, src)
-        else:
-            Stager.copy(view, src)
+        copy_rows(view, src)
         return view
 
     def copy_results(self):

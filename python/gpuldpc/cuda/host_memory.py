@@ -11,13 +11,12 @@ memory it is one DMA that overlaps the other streams' work.  So
   DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an array handed
   in again costs nothing more);
 * any other pageable input (foreign buffers) is copied into a stream's page-locked staging
-  buffer by several threads (:class:`Stager`), while the other streams' copies run.
+  buffer by several threads (:func:`gpuldpc.row_copy.copy_rows`), while the other streams'
+  copies run.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
-import os
 import threading
 import weakref
 
@@ -206,12 +205,13 @@ class HostRegistry:
     min_bytes = 1 << 20
 
     _shared = None
+    _shared_lock = threading.Lock()
 
     @classmethod
     def shared(cls, ctx) -> "HostRegistry":
         """The process's registry (a page can be registered once per process; PORTABLE
         registrations serve every device), created under ``ctx`` on first use."""
-        with Stager._lock:
+        with cls._shared_lock:
             if cls._shared is None:
                 cls._shared = cls(ctx)
         return cls._shared
@@ -255,31 +255,3 @@ class HostRegistry:
         if stop:
             with self.ctx.active():
                 _libcuda().cuMemHostUnregister(start)
-
-
-# ------------------------------------------------------------------------------ staging
-STAGE_THREADS = max(1, min(8, os.cpu_count() or 1))
-STAGE_SPLIT_BYTES = 1 << 20     # rows of more bytes than this are copied by several threads
-
-
-class Stager:
-    """Copies rows into page-locked staging buffers with :data:`STAGE_THREADS` threads
-    (NumPy releases the GIL while copying; one thread copies a few GB/s, less than PCIe)."""
-
-    _pool = None
-    _lock = threading.Lock()
-
-    @classmethod
-    def copy(cls, dst: np.ndarray, src: np.ndarray):
-        """``dst[...] = src`` (same shape), split over the threads by rows (for copies of
-        :data:`STAGE_SPLIT_BYTES` or more; smaller ones are one ``numpy.copyto``)."""
-        if STAGE_THREADS == 1 or src.shape[0] < 2:
-            np.copyto(dst, src)
-            return
-        with cls._lock:
-            if cls._pool is None:
-                cls._pool = concurrent.futures.ThreadPoolExecutor(STAGE_THREADS, "gpuldpc-stage")
-        edges = np.linspace(0, src.shape[0], STAGE_THREADS + 1).astype(int)
-        parts = [cls._pool.submit(np.copyto, dst[a:b], src[a:b]) for a, b in zip(edges[:-1], edges[1:]) if b > a]
-        for part in parts:
-            part.result()
