@@ -81,9 +81,9 @@ def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.
                 head = (head + consumed) % (2 * stream.batch)
         done.append(time.perf_counter() - start)
 
-    work(4 * stream.batch)                     # warm-up: kernels, the ring's registration, result blocks
+    work(8 * stream.batch)                     # warm-up: kernels, the ring's registration, result blocks
     warm = stream.stats()["frames"]
-    thread = threading.Thread(target=work, args=(max(frames, 8 * stream.batch),))
+    thread = threading.Thread(target=work, args=(max(frames, 32 * stream.batch),))
     thread.start()
     thread.join()
     stats = stream.stats()
