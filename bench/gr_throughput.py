@@ -38,6 +38,9 @@ import numpy as np
 import gpuldpc as gl
 from gpuldpc.streaming import StreamDecoder
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import source_commit  # noqa: E402  (bench/timing.py)
+
 POOL = 256
 
 
@@ -108,6 +111,22 @@ def measure_block(code, llr, frames, decoder_args):
     return decoder, wall, stats, stats["frames"]
 
 
+def measure_decoder(code, llr, frames, decoder_args, batch):
+    """The same frames through ``gl.Decoder.decode`` (numpy, GNU Radio's sign), ``batch``
+    frames a call: what the block is compared with."""
+    args = {k: v for k, v in decoder_args.items() if k != "batch"}
+    dec = gl.Decoder(code, positive_llr_bit=1, **args)
+    pool = np.resize(llr, (batch + POOL, code.n)).astype(np.float32)
+    dec.decode(pool[:batch])
+    start = time.perf_counter()
+    for first in range(0, frames, batch):
+        count = min(batch, frames - first)
+        dec.decode(pool[first % POOL:first % POOL + count])
+    wall = time.perf_counter() - start
+    dec.close()
+    return frames * code.n / wall / 1e9
+
+
 def measure(code_name, backend, frames, preset, batch, path="block", iterations=10, ebn0_db=2.5,
             foreign=False, bad_fraction=0.0):
     code = gl.codes.get(code_name)
@@ -133,6 +152,7 @@ def measure(code_name, backend, frames, preset, batch, path="block", iterations=
         "latency_us": wall / -(-timed // runner.batch) * 1e6,
         "kernel_gbps": None,
         "fer": stats["failures"] / stats["frames"], "ebn0_db": ebn0_db,
+        "gl_decoder_gbps": measure_decoder(code, llr, timed, args, runner.batch),
     }
 
 
@@ -152,22 +172,21 @@ def main(argv=None):
     args = parser.parse_args(argv)
     row = measure(args.code, args.backend, args.frames, args.preset, args.batch, args.path,
                   foreign=args.foreign, bad_fraction=args.bad_fraction)
-    host = "cpu-" + platform.node()
+    host, gpu, drv = "cpu-" + platform.node(), None, None
     if row["backend"] == "cuda":
-        query = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+        query = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                                capture_output=True, text=True, check=False).stdout.splitlines()
-        host = query[0].strip().replace(" ", "-").lower() if query else "gpu"
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=False).stdout.strip() or None
-    except OSError:
-        commit = None
+        gpu, drv = [x.strip() for x in query[0].split(",")] if query else ("gpu", None)
+        host = gpu.replace(" ", "-").lower()
     path = os.path.join(args.out, f"{host}-gr_throughput.json")
-    doc = {"gpu": None, "driver": None, "cuda": None, "commit": commit,
-           "date": datetime.date.today().isoformat(), "rows": []}
+    doc = {"rows": []}
     if os.path.exists(path):
         with open(path) as f:
             doc = json.load(f)
+    doc.update(gpu=gpu, driver=drv, cpu=platform.processor() or platform.machine(),
+               python=platform.python_version(), numpy=np.__version__, commit=source_commit(),
+               date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    row["commit"] = doc["commit"]
     doc["rows"].append(row)
     os.makedirs(args.out, exist_ok=True)
     with open(path, "w") as f:
@@ -175,7 +194,8 @@ def main(argv=None):
     print(f"{row['backend']:>9} {row['code']}  batch {row['frames_per_batch']:>5}  "
           f"{row['frames']} frames  {row['coded_gbps'] * 1e3:9.2f} Mb/s coded through the {row['api']} "
           f"({row['input']} input, {row['bad_llr_frames']} bad frames) "
-          f"({row['decoder_only_gbps'] * 1e3:.2f} Mb/s inside decode)  -> {path}")
+          f"({row['decoder_only_gbps'] * 1e3:.2f} Mb/s inside decode; gl.Decoder on the same frames "
+          f"{row['gl_decoder_gbps'] * 1e3:.2f} Mb/s: {row['coded_gbps'] / row['gl_decoder_gbps']:.2f}x)  -> {path}")
 
 
 if __name__ == "__main__":
