@@ -221,8 +221,9 @@ uint64_t UnsatisfiedLanes(D d, const CheckRows& rows, const T* HWY_RESTRICT post
 // bad-LLR rule applied on the way (LoadableLlrs, cpu_bad_llr-inl.h):
 // bad_llr[f] = 1 when frame f held NaN or +-inf.  Padding lanes get +1 (the
 // all-zero codeword, satisfied after the first iteration).
+// `sign` (+1 or -1, BinaryConfig::llr_sign) multiplies every LLR after the rule (exact).
 template <class D, typename T = hn::TFromD<D>>
-void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, float scale,
+void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, float scale, float sign,
                  T* HWY_RESTRICT post, uint8_t* HWY_RESTRICT bad_llr) {
   const size_t N = hn::Lanes(d);
   constexpr size_t kBlock = 64;  // variables per pass: N lines of the output stay in L1
@@ -239,10 +240,10 @@ void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, fl
       const float* HWY_RESTRICT in = LoadableLlrs(llr + f * n + v0, v1 - v0, clean, bad_llr + f);
       for (size_t v = v0; v < v1; ++v) {
         if constexpr (std::is_floating_point_v<T>) {
-          out[v * N] = in[v - v0] + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
+          out[v * N] = in[v - v0] * sign + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
         } else {
           constexpr float kMax = static_cast<float>(MaxMagnitude<T>());
-          out[v * N] = static_cast<T>(std::nearbyint(std::clamp(in[v - v0] * scale, -kMax, kMax)));
+          out[v * N] = static_cast<T>(std::nearbyint(std::clamp(in[v - v0] * scale * sign, -kMax, kMax)));
         }
       }
     }
@@ -292,7 +293,7 @@ void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* l
   T* q_buf = reinterpret_cast<T*>(ws.extrinsic.get());
   const bool flooding = cfg.schedule == Schedule::kFlooding;
 
-  LoadChannel(d, llr, frames, n, cfg.llr_scale, post, bad_llr);
+  LoadChannel(d, llr, frames, n, cfg.llr_scale, cfg.llr_sign, post, bad_llr);
   if (flooding) std::memcpy(channel, post, n * N * sizeof(T));
   std::memset(msg, 0, edges * N * sizeof(T));
   const MagnitudeRule<D> rule(d, cfg);

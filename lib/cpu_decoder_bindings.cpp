@@ -128,7 +128,7 @@ class BinaryDecoder {
   BinaryDecoder(int n, IndexArray indptr, IndexArray indices,
                 const std::string& algorithm, const std::string& schedule,
                 const std::string& precision, int max_iterations, bool early_stop, float alpha,
-                float beta, float llr_scale, int threads)
+                float beta, float llr_scale, int threads, float llr_sign)
       : rows_(MakeCheckRows(n, indptr, indices)),
         pool_(threads > 0 ? threads : DefaultThreads()) {
     config_.rule = ParseChoice<BinaryRule>(
@@ -154,6 +154,8 @@ class BinaryDecoder {
     config_.alpha = alpha;
     config_.beta = beta;
     config_.llr_scale = llr_scale;
+    if (llr_sign != 1.0f && llr_sign != -1.0f) throw py::value_error("llr_sign must be 1 or -1");
+    config_.llr_sign = llr_sign;
     lanes_ = BinaryLanes(config_.precision);
     for (int w = 0; w < pool_.threads(); ++w) {
       workspaces_.push_back(std::make_unique<BinaryWorkspace>(rows_));
@@ -255,23 +257,25 @@ void register_cpu_decoders(py::module_& m) {
 Binary LDPC decoder (inter-frame SIMD, thread pool), see docs/cpu.md.
 
 BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations,
-              early_stop, alpha, beta, llr_scale, threads)
+              early_stop, alpha, beta, llr_scale, threads, llr_sign=1)
   n, indptr, indices: H's CSR structure (H.indptr, H.indices), check rows in order.
   algorithm: 'nms' | 'oms' | 'spa'; schedule: 'layered' | 'flooding';
   precision: 'float32' | 'int16' | 'int8' (min-sum only for the integers);
   llr_scale: fixed point LLR unit (integer = round(L * llr_scale), saturated);
   threads: worker threads, 0 = every core.
+  llr_sign: 1, or -1 for input whose positive LLR means bit 1 (GNU Radio's sign),
+  negated in the load (gl.Decoder(positive_llr_bit=1)).
 decode(llr float32 [batch, n], positive = bit 0) -> (bits uint8 [batch, n],
   iterations int32 [batch], valid bool [batch], bad_llr bool [batch]); NaN LLRs are
   decoded as 0, +-inf as +-llr_saturation, and bad_llr flags those frames (the rule of
   gpuldpc.bad_llr); the GIL is released while decoding.
 )doc")
       .def(py::init<int, IndexArray, IndexArray, const std::string&, const std::string&, const std::string&, int, bool, float,
-                    float, float, int>(),
+                    float, float, int, float>(),
            py::arg("n"), py::arg("indptr"), py::arg("indices"), py::arg("algorithm"),
            py::arg("schedule"), py::arg("precision"), py::arg("max_iterations"),
            py::arg("early_stop"), py::arg("alpha"), py::arg("beta"), py::arg("llr_scale"),
-           py::arg("threads"))
+           py::arg("threads"), py::arg("llr_sign") = 1.0f)
       .def("decode", &BinaryDecoder::Decode, py::arg("llr"))
       .def_property_readonly("lanes", &BinaryDecoder::lanes,
                              "Frames decoded together in one SIMD chunk")

@@ -61,6 +61,7 @@ struct BinaryConfig {
   float alpha = 0.75f;
   float beta = 0.5f;
   float llr_scale = 1.0f;  // fixed point only
+  float llr_sign = 1.0f;   // -1: input LLRs whose positive means bit 1 (GNU Radio), negated in the load
 };
 
 // Per-thread scratch, sized for one chunk of the widest vectors.

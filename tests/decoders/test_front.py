@@ -157,3 +157,38 @@ def test_decode_device_needs_the_cuda_backend():
     dec = gl.Decoder(gl.codes.get("wifi-648-1/2"), backend="reference")
     with pytest.raises(TypeError, match="decode_device needs the cuda backend; this decoder runs on 'reference'"):
         dec.decode_device(0, 1)
+
+
+SIGN_CASES = [
+    ("wifi-648-1/2", "cpu", dict()),
+    ("wifi-648-1/2", "cpu", dict(precision="int8")),
+    ("wifi-648-1/2", "cpu", dict(precision="int16", schedule="flooding")),
+    ("wifi-648-1/2", "cpu", dict(algorithm="spa")),
+    ("wifi-648-1/2", "reference", dict()),
+    ("gf16-300-150", "cpu", dict()),                 # bit LLRs of a GF(q) code: negated on the host
+]
+
+
+@pytest.mark.parametrize("name,backend,settings", SIGN_CASES)
+def test_positive_llr_bit_decodes_gnu_radio_sign_as_the_textbook_sign(native_core, name, backend, settings):
+    """positive_llr_bit=1 on -L gives what the default gives on L, bit for bit, bad frames
+    included (the C++ load negates binary LLRs; other paths negate a copy on the host)."""
+    code = gl.codes.get(name)
+    rng = np.random.default_rng(41)
+    m = code.bits_per_symbol
+    cw = code.encode(rng.integers(0, code.q, (12, code.k), dtype=np.uint8))
+    bits = cw if code.is_binary else gl.gf.GF(code.q).to_bits(cw).reshape(12, -1)
+    llr = gl.channel.awgn_llr(bits, gl.channel.sigma_from_ebn0(2.5, code.k / code.n), rng).astype(np.float32)
+    llr[3, 5], llr[7, 9] = np.nan, -np.inf
+    textbook = gl.Decoder(code, backend=backend, on_bad_llr="erase", **settings).decode(llr)
+    dec = gl.Decoder(code, backend=backend, on_bad_llr="erase", positive_llr_bit=1, **settings)
+    gnuradio = dec.decode(-llr)
+    for field in ("bits", "iterations", "valid", "bad_llr"):
+        np.testing.assert_array_equal(getattr(gnuradio, field), getattr(textbook, field), err_msg=field)
+    assert gnuradio.bad_llr.tolist() == [i in (3, 7) for i in range(12)]
+    assert gnuradio.valid.sum() >= 8 and llr.shape[1] == code.n * m
+
+
+def test_positive_llr_bit_must_be_0_or_1():
+    with pytest.raises(ValueError, match="positive_llr_bit must be 0"):
+        gl.Decoder(gl.codes.get("wifi-648-1/2"), backend="reference", positive_llr_bit=-1)

@@ -87,6 +87,7 @@ class CpuDecoder:
         self.code = code
         self._impl = impl
         self.simd = simd
+        self.applies_llr_sign = code.is_binary   # gl.Decoder(positive_llr_bit=1): the C++ load negates
 
     @property
     def lanes(self) -> int:
@@ -116,7 +117,7 @@ def _binary(core, code, settings):
     return core.BinaryDecoder(code.n, H.indptr, H.indices, settings.algorithm, settings.schedule,
                               settings.precision, settings.max_iterations, settings.early_stop,
                               settings.alpha, settings.beta, _llr_scale(settings),
-                              _threads(settings))
+                              _threads(settings), -1.0 if settings.positive_llr_bit else 1.0)
 
 
 def _non_binary(core, code, settings):
