@@ -41,11 +41,12 @@ want front && run front 420 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
 want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
-if want gr; then   # the block's work path: numpy ring, GNU Radio-like (foreign) ring, 1 % NaN frames erased
-  run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
-  run gr_foreign 90 python3 bench/gr_throughput.py --path core --foreign --backend cuda --frames 262144 --out "$OUT"
-  run gr_bad 90 python3 bench/gr_throughput.py --path core --bad-fraction 0.01 --backend cuda --frames 262144 --out "$OUT"
-  run gr_clean 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
+if want gr; then   # the block's work path, three times each, interleaved: numpy ring, 1 % NaN frames erased, GNU Radio-like (foreign) ring
+  for rep in 1 2 3; do
+    run gr_clean_$rep 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
+    run gr_bad_$rep 90 python3 bench/gr_throughput.py --path core --bad-fraction 0.01 --backend cuda --frames 262144 --out "$OUT"
+    run gr_foreign_$rep 90 python3 bench/gr_throughput.py --path core --foreign --backend cuda --frames 262144 --out "$OUT"
+  done
 fi
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
 # the reference results, for the next call (in parts: $OUT brings back files of up to 16 MiB)
