@@ -140,3 +140,14 @@ def test_cpu_matches_the_reference_in_the_waterfall(algorithm, schedule):
     else:
         assert np.array_equal(cpu.bits, ref.bits) and np.array_equal(cpu.iterations, ref.iterations)
         assert np.array_equal(cpu.valid, ref.valid)
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_positive_llr_bit_with_a_shaped_code(backend):
+    """GNU Radio's sign (positive means 1): the front negates the E LLRs, recovery then puts
+    the fillers at +LLR_SATURATION (bit 0) and the mother's backend takes them as they are."""
+    code = gl.codes.nr(300, 700)                                  # 20 fillers
+    info, llr = _frames(code, 8, 4.0, seed=23)
+    res = _decoder(code, backend, positive_llr_bit=1).decode(-llr)
+    assert np.array_equal(res.info, info) and res.valid.all()
+    assert np.array_equal(res.bits, _decoder(code, backend).decode(llr).bits)

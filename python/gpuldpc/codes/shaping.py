@@ -34,6 +34,8 @@ Used by :func:`gpuldpc.codes.nr` (5G NR rate matching) and :func:`shaped` (any c
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..bad_llr import LLR_SATURATION
@@ -335,7 +337,13 @@ class ShapedBackend:
 
 def make_backend(module, code, settings):
     """``module.make(code, settings)``, for a ShapedCode on its mother code behind a
-    :class:`ShapedBackend` (the decoder front's one hook for shaping)."""
+    :class:`ShapedBackend` (the decoder front's one hook for shaping).
+
+    The ShapedBackend does not apply ``positive_llr_bit`` itself, so the front hands it
+    LLRs already in the core's sign (positive means 0); the mother's backend is built
+    with ``positive_llr_bit=0`` so that it does not negate them a second time."""
     if isinstance(code, ShapedCode):
+        if getattr(settings, "positive_llr_bit", 0):
+            settings = dataclasses.replace(settings, positive_llr_bit=0)
         return ShapedBackend(module.make(code.mother, settings), code)
     return module.make(code, settings)
