@@ -1,4 +1,5 @@
-"""Writes tests/codes/data/nr_sionna_vectors.npz: Sionna's 5G NR encoder output on a grid.
+"""Writes Sionna's 5G NR encoder output on a grid (tests/codes/data/nr_sionna_vectors.npz)
+and its decoder's frame errors on stored LLRs (tests/decoders/data/nr_sionna_decoder.npz).
 
 Run in a virtual environment holding Sionna (the ``sionna`` wheel with PyTorch, CPU is
 enough), not the project's venv (Sionna needs NumPy 2, GNU Radio NumPy 1.24)::
@@ -14,6 +15,11 @@ the redundancy versions 0..3 (Sionna's ``rv=[...]``) and the bit interleaver
 none), the random information bits and Sionna's output, packed (numpy.packbits); the
 test (tests/codes/test_nr.py) encodes the same bits with ``gpuldpc.codes.nr`` and
 compares bit for bit.
+
+Decoder: per case, BPSK/AWGN LLRs (positive means 0) of random rate-matched codewords,
+rounded to steps of 1/4 and kept as int8 (L = q / 4), Sionna's ``LDPC5GDecoder`` (flooding
+belief propagation, "boxplus-phi", 20 iterations, no early stop; its input is the logit
+-L) on exactly those LLRs, and its per-frame error flags on the k information bits.
 """
 import pathlib
 import sys
@@ -73,5 +79,35 @@ def main(out=pathlib.Path(__file__).resolve().parents[1] / "tests/codes/data/nr_
     print(f"wrote {out} ({out.stat().st_size} bytes)", file=sys.stderr)
 
 
+DECODER_CASES = [(500, 1000, 1.25, 160), (1200, 1700, 2.25, 96)]   # (k, n, Eb/N0 dB, frames)
+
+
+def decoder_vectors(out=pathlib.Path(__file__).resolve().parents[1] / "tests/decoders/data/nr_sionna_decoder.npz"):
+    from sionna.phy.fec.ldpc import LDPC5GDecoder
+
+    rng = np.random.default_rng(20261126)
+    arrays = {}
+    for i, (k, n, ebn0, frames) in enumerate(DECODER_CASES):
+        enc = LDPC5GEncoder(k, n, device="cpu")
+        dec = LDPC5GDecoder(enc, num_iter=20, device="cpu")
+        info = rng.integers(0, 2, (frames, k)).astype(np.float32)
+        x = enc(torch.tensor(info)).numpy()
+        sigma = np.sqrt(1 / (2 * (k / n) * 10 ** (ebn0 / 10)))
+        llr = 2 * ((1 - 2 * x) + sigma * rng.standard_normal(x.shape)) / sigma ** 2
+        q = np.clip(np.round(4 * llr), -127, 127).astype(np.int8)
+        hat = dec(torch.tensor(-q.astype(np.float32) / 4)).numpy()
+        errors = (hat != info).any(axis=1)
+        arrays[f"case{i}"] = np.array([k, n, int(ebn0 * 100), frames])
+        arrays[f"info{i}"] = np.packbits(info.astype(np.uint8), axis=-1)
+        arrays[f"llr4_{i}"] = q
+        arrays[f"errors{i}"] = errors
+        print(f"decoder k={k} n={n} bg={enc._bg} z={enc.z} Eb/N0={ebn0}: {errors.sum()} of {frames} frames in error")
+    arrays["sionna_version"] = np.array(sionna.__version__)
+    out.parent.mkdir(exist_ok=True)
+    np.savez_compressed(out, **arrays)
+    print(f"wrote {out} ({out.stat().st_size} bytes)", file=sys.stderr)
+
+
 if __name__ == "__main__":
     main()
+    decoder_vectors()

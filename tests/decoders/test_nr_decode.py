@@ -4,6 +4,8 @@ The reference decoder is the oracle: the cpu backend (float32 min-sum) must give
 and iteration counts exactly, on the mother code's LLRs that rate recovery makes (filler
 bits at +LLR_SATURATION, punctured and unsent bits at 0, repeats added).
 """
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -151,3 +153,24 @@ def test_positive_llr_bit_with_a_shaped_code(backend):
     res = _decoder(code, backend, positive_llr_bit=1).decode(-llr)
     assert np.array_equal(res.info, info) and res.valid.all()
     assert np.array_equal(res.bits, _decoder(code, backend).decode(llr).bits)
+
+
+@pytest.mark.parametrize("case", [0, 1])
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_sum_product_flooding_fails_the_frames_sionna_fails(case, backend):
+    """Sionna 2.2.0's LDPC5GDecoder (flooding BP, boxplus-phi, 20 iterations) on stored LLRs
+    (data/nr_sionna_decoder.npz, tools/make_nr_sionna_vectors.py): BG2 k=500 n=1000 at
+    1.25 dB (35 of 160 frames in error) and BG1 k=1200 n=1700 at 2.25 dB (13 of 96).  Our
+    "spa" flooding decoder, 20 iterations without early stop, fails the same frames (all of
+    them when this was written; two frames of slack for float rounding at the edge)."""
+    data = np.load(Path(__file__).parent / "data" / "nr_sionna_decoder.npz")
+    k, n, _, frames = data[f"case{case}"].tolist()
+    code = gl.codes.nr(k, n)
+    info = np.unpackbits(data[f"info{case}"], axis=1, count=k)
+    llr = data[f"llr4_{case}"].astype(np.float32) / 4
+    sionna_errors = data[f"errors{case}"]
+    res = gl.Decoder(code, algorithm="spa", schedule="flooding", backend=backend, max_iterations=20,
+                     early_stop=False).decode(llr)
+    errors = (res.info != info).any(axis=1)
+    assert sionna_errors.sum() == (35, 13)[case]
+    assert (errors != sionna_errors).sum() <= 2
