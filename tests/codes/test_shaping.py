@@ -81,3 +81,22 @@ def test_combine_concatenates_redundancy_versions():
         gl.codes.combine(c0, gl.codes.nr(1000, 2000))
     with pytest.raises(TypeError, match="ShapedCode"):
         gl.codes.combine(c0, c0.mother)
+
+
+@pytest.mark.parametrize("k, e, rv, qm", [(8448, 12672, 0, None), (500, 4000, 1, None), (300, 1500, 3, 4),
+                                          (3840, 25000, 2, None), (1000, 1500, 2, 2)])
+def test_recover_equals_the_plain_definition(k, e, rv, qm):
+    """Recovery by slice runs (circular-buffer reads) or fancy indexing (interleaved) equals
+    np.add.at over the transmitted positions, zeros elsewhere, saturation at the fillers;
+    recovering into an array adds to it."""
+    code = gl.codes.nr(k, e, rv=rv, qm=qm)
+    s = code.shaping
+    llr = np.random.default_rng(e).standard_normal((3, e)).astype(np.float32)
+    want = np.zeros((3, code.mother.n), np.float32)
+    np.add.at(want, (np.arange(3)[:, None], s.transmitted[None, :]), llr)
+    want[:, s.shortened] = LLR_SATURATION
+    got = s.recover(llr)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    assert not got[:, s.punctured].any()
+    twice = s.recover(llr, out=got.copy())
+    np.testing.assert_allclose(twice[:, s.transmitted], 2 * want[:, s.transmitted], rtol=1e-6, atol=1e-5)

@@ -174,3 +174,22 @@ def test_sum_product_flooding_fails_the_frames_sionna_fails(case, backend):
     errors = (res.info != info).any(axis=1)
     assert sionna_errors.sum() == (35, 13)[case]
     assert (errors != sionna_errors).sum() <= 2
+
+
+@pytest.mark.parametrize("bg", [1, 2])
+def test_cpu_decodes_every_lifting_size(bg):
+    """All 51 lifting sizes of each base graph, up to BG1 Zc = 384 (n = 26112, 316 x 384
+    edges): the largest k that selects each Zc (TS 38.212 5.3.2), rate 0.6 / 0.4, 5 dB."""
+    from gpuldpc.codes.nr5g import LIFTING_SIZES, lifting_size
+
+    largest = {}
+    for k in range(12, (8448 if bg == 1 else 3840) + 1):
+        largest[lifting_size(k, bg)] = k
+    assert sorted(largest) == list(LIFTING_SIZES)
+    rng = np.random.default_rng(bg)
+    for z in LIFTING_SIZES:
+        code = gl.codes.nr(largest[z], int(np.ceil(largest[z] / (0.6 if bg == 1 else 0.4))), bg=bg)
+        assert code.z == z
+        info = rng.integers(0, 2, (4, code.k)).astype(np.uint8)
+        res = _decoder(code, "cpu").decode(transmit(code, code.encode(info), 5.0, rng))
+        assert np.array_equal(res.info, info) and res.valid.all(), code.name

@@ -56,6 +56,41 @@ def _positions(name: str, values, n_mother: int) -> np.ndarray:
     return arr
 
 
+class _Moves:
+    """Copies (or adds) ``src[:, idx]`` into ``dst[:, pos]`` -- or a constant when ``idx`` is
+    None -- as slice copies where idx and pos run in steps of 1 together (a circular
+    buffer read: a few long runs, memcpy speed), else as one fancy-index operation."""
+
+    def __init__(self, idx, pos, value=None):
+        self.idx, self.pos, self.value = idx, pos, value
+        if pos.size == 0:
+            self.runs = []
+            return
+        step = np.diff(pos) != 1
+        if idx is not None:
+            step |= np.diff(idx) != 1
+        cuts = np.flatnonzero(step) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, pos.size]
+        # runs of 16 values or more on average: slices; else fancy indexing (runs = None)
+        self.runs = ([(0 if idx is None else int(idx[a]), int(pos[a]), int(b - a)) for a, b in zip(starts, ends)]
+                     if 16 * starts.size <= pos.size else None)
+
+    def apply(self, dst, src, add: bool):
+        if self.runs is None:
+            val = self.value if self.idx is None else src[:, self.idx]
+            if add:
+                dst[:, self.pos] += val
+            else:
+                dst[:, self.pos] = val
+            return
+        for s0, d0, length in self.runs:
+            val = self.value if self.idx is None else src[:, s0:s0 + length]
+            if add:
+                dst[:, d0:d0 + length] += val
+            else:
+                dst[:, d0:d0 + length] = val
+
+
 class Shaping:
     """Which mother positions are transmitted (in order, repeats allowed), which are known
     zeros (shortened); the rest are punctured.  Immutable; see the module docstring.
@@ -89,7 +124,8 @@ class Shaping:
         self.punctured = np.flatnonzero(~mask)
         for a in (self.transmitted, self.shortened, self.punctured):
             a.setflags(write=False)
-        self._groups = self._repeat_groups(sent)
+        self._groups = [_Moves(idx, pos) for idx, pos in self._repeat_groups(sent)]
+        self._fill = [_Moves(None, self.punctured, 0.0), _Moves(None, known, LLR_SATURATION)]
 
     @staticmethod
     def _repeat_groups(sent: np.ndarray):
@@ -137,10 +173,10 @@ class Shaping:
         arr2 = arr[None] if one else arr
         if arr2.ndim != 2 or arr2.shape[1] != self.n:
             raise ValueError(f"LLRs must have shape [batch, {self.n}], got {np.shape(llr)}")
-        if out is None:
-            out = np.zeros((arr2.shape[0], self.n_mother), np.float32)
-            first = self._groups[0]
-            out[:, first[1]] = arr2[:, first[0]]
+        if out is None:                       # every mother position written once, no zeroing pass
+            out = np.empty((arr2.shape[0], self.n_mother), np.float32)
+            self._groups[0].apply(out, arr2, add=False)
+            self._fill[0].apply(out, None, add=False)
             rest = self._groups[1:]
         else:
             want = (self.n_mother,) if one else (arr2.shape[0], self.n_mother)
@@ -148,9 +184,9 @@ class Shaping:
                 raise ValueError(f"out must be float32 of shape {want}, got {out.dtype} {out.shape}")
             rest = self._groups
         view = out if out.ndim == 2 else out[None]
-        for idx, pos in rest:
-            view[:, pos] += arr2[:, idx]
-        view[:, self.shortened] = LLR_SATURATION
+        for moves in rest:
+            moves.apply(view, arr2, add=True)
+        self._fill[1].apply(view, None, add=False)
         return out[0] if one and out.ndim == 2 else out
 
     def concat(self, other: "Shaping") -> "Shaping":
