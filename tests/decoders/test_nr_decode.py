@@ -117,11 +117,13 @@ def test_front_door_paths_with_a_shaped_code():
         _decoder(code, "reference").decode(bad)
 
 
-@pytest.mark.parametrize("precision", ["int8", "int16"])
-def test_fixed_point_cpu_takes_the_saturated_fillers(precision):
+@pytest.mark.parametrize("backend, precision", [("cpu", "int8"), ("cpu", "int16"), ("reference", "float16")])
+def test_narrow_arithmetic_takes_the_saturated_fillers(backend, precision):
+    """Fillers come in at +2^64: the fixed-point load and the float16 clamp (the cuda
+    kernels' binary16 arithmetic) saturate them to their own maximum."""
     code = gl.codes.nr(200, 600)                                   # 8 x 26 - 200 = 8 fillers
     info, llr = _frames(code, 16, 4.0, seed=5)
-    res = _decoder(code, "cpu", precision=precision).decode(llr)
+    res = _decoder(code, backend, precision=precision).decode(llr)
     assert np.array_equal(res.info, info) and res.valid.all()
 
 
