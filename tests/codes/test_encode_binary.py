@@ -6,7 +6,8 @@ import scipy.sparse as sp
 import gpuldpc as gl
 from gpuldpc.codes.standards import WIFI_RATES, WIFI_Z, WIMAX_LENGTHS, WIMAX_RATES
 from gpuldpc.decoders.front import make_result
-from gpuldpc.encode import DualDiagonalEncoder, dual_diagonal_shift, make_encoder
+from gpuldpc.encode import (CoreExtensionEncoder, DualDiagonalEncoder, core_extension_plan,
+                            dual_diagonal_shift, make_encoder)
 from gpuldpc.gflinalg import GFqEncoder
 
 NAMES = [f"wifi-{n}-{r}" for n in WIFI_Z for r in WIFI_RATES] + \
@@ -65,11 +66,20 @@ def test_base_matrix_code_without_the_structure_uses_elimination():
     base[[0, 1]] = base[[1, 0]]               # rows swapped: same code, no dual diagonal
     assert dual_diagonal_shift(base) is None
     code = gl.codes.Code("swapped", gl.codes.qc_expand(base, 27), 324, base=base, z=27)
-    assert isinstance(make_encoder(code), GFqEncoder)
+    # the core + peeling encoder (5G NR's) still solves it: rows in any order
+    assert isinstance(make_encoder(code), CoreExtensionEncoder)
     info = np.random.default_rng(5).integers(0, 2, (4, 324), dtype=np.uint8)
     np.testing.assert_array_equal(code.encode(info), gl.codes.wifi(648, "1/2").encode(info))
     with pytest.raises(gl.codes.CodeError, match="no h_b"):
         DualDiagonalEncoder(base, 27)
+    # an information column swapped into the parity part: neither structure, elimination
+    base[:, [0, 12]] = base[:, [12, 0]]
+    assert dual_diagonal_shift(base) is None and core_extension_plan(base) is None
+    code = gl.codes.Code("mixed", gl.codes.qc_expand(base, 27), 324, base=base, z=27)
+    assert isinstance(make_encoder(code), GFqEncoder)
+    assert code.is_codeword(code.encode(info)).all()
+    with pytest.raises(gl.codes.CodeError, match="no core"):
+        CoreExtensionEncoder(base, 27)
 
 
 def test_non_systematic_code_exposes_info_positions():

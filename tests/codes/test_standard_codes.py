@@ -147,7 +147,9 @@ def test_registry_names_and_cache():
     assert code is gl.codes.get("wimax-2304-2/3A") is gl.codes.wimax(2304, "2/3A")
     assert code.name == "wimax-2304-2/3A"
     assert gl.codes.get("wifi-1944-1/2") is gl.codes.wifi(1944, "1/2")
-    nb_names = names[len(NAMES):]
+    nr_names = [n for n in names if n.startswith("nr-")]
+    assert names[len(NAMES):len(NAMES) + len(nr_names)] == nr_names and len(nr_names) == 102
+    nb_names = names[len(NAMES) + len(nr_names):]
     assert "gf32-744-653" in nb_names
     assert all(re.fullmatch(r"gf(4|8|16|32|64|128|256)-[0-9]+-[0-9]+", name) for name in nb_names)
     nb = gl.codes.get("gf32-620-310")   # GF(q) codes come from gpuldpc.codes.nb, cached here too

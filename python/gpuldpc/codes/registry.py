@@ -1,7 +1,8 @@
 """Codes by name: ``get("wifi-1944-1/2")``, ``get("wimax-2304-2/3A")``, ``get("gf32-744-653")``.
 
 Binary names are ``wifi-<n>-<rate>`` and ``wimax-<n>-<rate>`` (see
-:mod:`.standards`); GF(q) names ``gf<q>-<n>-<k>`` come from
+:mod:`.standards`) and the 5G NR mother codes ``nr-bg<1|2>-z<Zc>`` (see :mod:`.nr5g`; a
+rate-matched code block is ``gpuldpc.codes.nr(k, e, rv)``); GF(q) names ``gf<q>-<n>-<k>`` come from
 :data:`gpuldpc.codes.nb.FACTORIES`.  Each name gives the same object every time.
 """
 from __future__ import annotations
@@ -10,11 +11,14 @@ import difflib
 
 from .code import Code
 from .nb import FACTORIES
+from .nr5g import LIFTING_SIZES
+from .nr5g import mother as nr_mother
 from .standards import WIFI_RATES, WIFI_Z, WIMAX_LENGTHS, WIMAX_RATES, wifi, wimax
 
 _BINARY = {
     **{f"wifi-{n}-{rate}": (wifi, n, rate) for n in WIFI_Z for rate in WIFI_RATES},
     **{f"wimax-{n}-{rate}": (wimax, n, rate) for n in WIMAX_LENGTHS for rate in WIMAX_RATES},
+    **{f"nr-bg{bg}-z{z}": (nr_mother, bg, z) for bg in (1, 2) for z in LIFTING_SIZES},
 }
 _NB_CACHE: dict[str, Code] = {}
 
@@ -27,7 +31,7 @@ class UnknownCodeError(KeyError):
 
 
 def names() -> list[str]:
-    """Every registered name: WiFi, WiMAX, then the GF(q) codes."""
+    """Every registered name: WiFi, WiMAX, 5G NR mother codes, then the GF(q) codes."""
     return list(_BINARY) + list(FACTORIES)
 
 

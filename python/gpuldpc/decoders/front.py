@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import bad_llr
 from ..codes.code import Code
+from ..codes.shaping import ShapedCode, make_backend
 from ..errors import BackendUnavailable
 from ..result import DecodeResult, make_result  # noqa: F401  (re-exported: gpuldpc.decoders)
 from ..settings import (BACKENDS, BINARY_ALGORITHMS, NB_ALGORITHMS, PRECISIONS, SCHEDULES,  # noqa: F401
@@ -81,8 +82,11 @@ class Decoder:
 
     Parameters
     ----------
-    code : Code
-        From :mod:`gpuldpc.codes` (binary or GF(q)).
+    code : Code or ShapedCode
+        From :mod:`gpuldpc.codes` (binary or GF(q)); a ShapedCode (``gl.codes.nr(k, e)``,
+        ``gl.codes.shaped``) takes its ``n`` transmitted LLRs and decodes its mother code
+        (``bits``: the mother codeword [batch, mother.n]; ``info``: the ``k`` information
+        bits; :mod:`gpuldpc.codes.shaping`).
     algorithm : str, optional
         Binary codes: ``"nms"`` (normalized min-sum, scale ``alpha``),
         ``"oms"`` (offset min-sum, offset ``beta``), ``"spa"`` (log-domain
@@ -124,8 +128,9 @@ class Decoder:
                  alpha: float = 0.75, beta: float = 0.5, precision: str = "float32",
                  threads: int | None = None, on_bad_llr: str = "raise", positive_llr_bit: int = 0,
                  **options):
-        if not isinstance(code, Code):
-            raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)), got {type(code).__name__}")
+        if not isinstance(code, (Code, ShapedCode)):
+            raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)) or ShapedCode (gl.codes.nr(...)), "
+                            f"got {type(code).__name__}")
         algorithms = BINARY_ALGORITHMS if code.is_binary else NB_ALGORITHMS
         if algorithm is None:
             algorithm = algorithms[0]
@@ -167,7 +172,10 @@ class Decoder:
         for name in order:
             try:
                 module = importlib.import_module(_BACKEND_MODULES[name])
-                return name, module.make(self.code, self.settings)
+                # A ShapedCode (punctured/shortened/repeated, e.g. 5G NR) decodes on its mother
+                # code behind codes.shaping.ShapedBackend: LLRs [batch, n] in, info without
+                # shortened bits out.  Plain codes go to module.make as they are.
+                return name, make_backend(module, self.code, self.settings)
             except (ImportError, BackendUnavailable) as exc:
                 if backend != "auto":
                     raise BackendUnavailable(f"backend {name!r} is not usable here: {exc}") from exc

@@ -1,0 +1,385 @@
+"""Transmission shaping: puncturing, shortening and repetition over a mother code.
+
+A :class:`Shaping` says how the ``n`` transmitted bits are taken from a mother codeword
+of length ``n_mother`` and how received LLRs go back:
+
+* ``transmitted`` int64 [n]: the mother position of each transmitted bit, in order of
+  transmission.  A position may occur several times (repetition, a circular buffer
+  read past its end, retransmissions concatenated by :func:`combine`): the receiver
+  adds its LLRs (maximum-ratio combining of soft bits).
+* ``shortened`` (sorted int64): mother positions whose bits are known zeros (shortening,
+  the filler bits of 5G NR); never transmitted.  The receiver loads them as a certain 0,
+  ``+LLR_SATURATION`` (:mod:`gpuldpc.bad_llr`, the largest LLR every decoder takes in; the
+  fixed-point and float16 paths clip it to their own maximum).  They must be information
+  positions of the mother code: the encoder sets them to zero.
+* ``punctured`` (derived): every other mother position -- neither transmitted nor known;
+  the receiver loads LLR 0 (no information) and the decoder decides them.
+
+A :class:`ShapedCode` is a mother :class:`~gpuldpc.codes.Code` plus a Shaping, with the
+small interface the encoder and the decoder front read: ``n`` (transmitted bits), ``k``
+(information bits, shortened ones removed), ``encode(info) -> [batch, n]``,
+``recover(llr) -> mother LLRs [batch, mother.n]``.  :class:`gpuldpc.Decoder` takes a
+ShapedCode: it builds the backend for the mother code, maps each batch of ``n`` received
+LLRs to the mother's LLRs (:meth:`Shaping.recover`, one host pass) and returns
+``DecodeResult.bits`` as the mother codeword's hard decisions [batch, mother.n] and
+``info`` as the ``k`` information bits, shortened bits dropped.
+
+Used by :func:`gpuldpc.codes.nr` (5G NR rate matching) and :func:`shaped` (any code)::
+
+    import gpuldpc as gl
+    wifi = gl.codes.wifi(648, "1/2")
+    code = gl.codes.shaped(wifi, shortened=range(300, 324), punctured=range(600, 648))
+    code.n, code.k                       # 576 transmitted bits, 300 information bits
+    dec = gl.Decoder(code)               # takes [batch, 576] LLRs
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..bad_llr import LLR_SATURATION
+from .code import Code
+
+
+def _positions(name: str, values, n_mother: int) -> np.ndarray:
+    """``values`` as int64 positions, checked to lie in 0..n_mother-1."""
+    arr = np.asarray(list(values) if not isinstance(values, np.ndarray) else values)
+    if arr.size == 0:
+        return np.zeros(0, np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a 1-D sequence of integer positions, got {arr.dtype} {arr.shape}")
+    arr = arr.astype(np.int64)
+    if arr.min() < 0 or arr.max() >= n_mother:
+        raise ValueError(f"{name} must hold positions in 0..{n_mother - 1} (the mother code's length "
+                         f"{n_mother}), got values in {arr.min()}..{arr.max()}")
+    return arr
+
+
+class _Moves:
+    """Copies (or adds) ``src[:, idx]`` into ``dst[:, pos]`` -- or a constant when ``idx`` is
+    None -- as slice copies where idx and pos run in steps of 1 together (a circular
+    buffer read: a few long runs, memcpy speed), else as one fancy-index operation."""
+
+    def __init__(self, idx, pos, value=None):
+        self.idx, self.pos, self.value = idx, pos, value
+        if pos.size == 0:
+            self.runs = []
+            return
+        step = np.diff(pos) != 1
+        if idx is not None:
+            step |= np.diff(idx) != 1
+        cuts = np.flatnonzero(step) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, pos.size]
+        # runs of 16 values or more on average: slices; else fancy indexing (runs = None)
+        self.runs = ([(0 if idx is None else int(idx[a]), int(pos[a]), int(b - a)) for a, b in zip(starts, ends)]
+                     if 16 * starts.size <= pos.size else None)
+
+    def apply(self, dst, src, add: bool):
+        if self.runs is None:
+            val = self.value if self.idx is None else src[:, self.idx]
+            if add:
+                dst[:, self.pos] += val
+            else:
+                dst[:, self.pos] = val
+            return
+        for s0, d0, length in self.runs:
+            val = self.value if self.idx is None else src[:, s0:s0 + length]
+            if add:
+                dst[:, d0:d0 + length] += val
+            else:
+                dst[:, d0:d0 + length] = val
+
+
+class Shaping:
+    """Which mother positions are transmitted (in order, repeats allowed), which are known
+    zeros (shortened); the rest are punctured.  Immutable; see the module docstring.
+
+    Parameters
+    ----------
+    n_mother : int
+        Length of the mother code.
+    transmitted : sequence of int, length n >= 1
+        Mother position of each transmitted bit.
+    shortened : sequence of int
+        Mother positions known to be zero; must not be transmitted.
+    """
+
+    def __init__(self, n_mother: int, transmitted, shortened=()):
+        if isinstance(n_mother, bool) or not isinstance(n_mother, (int, np.integer)) or n_mother < 1:
+            raise ValueError(f"n_mother must be an integer >= 1, got {n_mother!r}")
+        self.n_mother = int(n_mother)
+        sent = _positions("transmitted", transmitted, self.n_mother)
+        if sent.size == 0:
+            raise ValueError("transmitted must hold at least one position")
+        known = np.unique(_positions("shortened", shortened, self.n_mother))
+        clash = np.intersect1d(sent, known)
+        if clash.size:
+            raise ValueError(f"shortened positions cannot be transmitted: {clash[:8].tolist()} are both")
+        mask = np.zeros(self.n_mother, bool)
+        mask[sent] = True
+        mask[known] = True
+        self.transmitted = sent
+        self.shortened = known
+        self.punctured = np.flatnonzero(~mask)
+        for a in (self.transmitted, self.shortened, self.punctured):
+            a.setflags(write=False)
+        self._groups = [_Moves(idx, pos) for idx, pos in self._repeat_groups(sent)]
+        self._fill = [_Moves(None, self.punctured, 0.0), _Moves(None, known, LLR_SATURATION)]
+
+    @staticmethod
+    def _repeat_groups(sent: np.ndarray):
+        """[(transmitted indices, mother positions)]: the r-th occurrences of each position,
+        so that every group's positions are distinct and recovery is a few fancy-index adds."""
+        order = np.argsort(sent, kind="stable")
+        sorted_pos = sent[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(sorted_pos)) + 1]
+        occurrence = np.arange(sent.size) - np.repeat(starts, np.diff(np.r_[starts, sent.size]))
+        groups = []
+        for r in range(int(occurrence.max()) + 1):
+            idx = np.sort(order[occurrence == r])
+            groups.append((idx, sent[idx]))
+        return groups
+
+    @property
+    def n(self) -> int:
+        """Transmitted bits per codeword."""
+        return int(self.transmitted.size)
+
+    @property
+    def repeats(self) -> bool:
+        """Some mother position is transmitted more than once."""
+        return len(self._groups) > 1
+
+    def select(self, codewords) -> np.ndarray:
+        """Mother codewords [batch, n_mother] -> transmitted bits [batch, n] (1-D -> 1-D)."""
+        cw = np.asarray(codewords)
+        if cw.shape[-1] != self.n_mother or cw.ndim not in (1, 2):
+            raise ValueError(f"codewords must have shape [batch, {self.n_mother}], got {cw.shape}")
+        return cw[..., self.transmitted]
+
+    def recover(self, llr, out: np.ndarray | None = None) -> np.ndarray:
+        """Received LLRs [batch, n] -> mother-code LLRs float32 [batch, n_mother].
+
+        Transmitted positions get the sum of their received LLRs, punctured ones 0,
+        shortened ones ``+LLR_SATURATION``.  ``out`` (float32 [batch, n_mother]): the
+        LLRs are *added* to it (soft combining of retransmissions: recover each into the
+        same array), shortened positions set again; it is returned.  NaN and +-inf pass
+        through unchanged, so the decoder's bad-LLR rule (:mod:`gpuldpc.bad_llr`) still
+        sees and flags them.
+        """
+        arr = np.asarray(llr, dtype=np.float32)
+        one = arr.ndim == 1
+        arr2 = arr[None] if one else arr
+        if arr2.ndim != 2 or arr2.shape[1] != self.n:
+            raise ValueError(f"LLRs must have shape [batch, {self.n}], got {np.shape(llr)}")
+        if out is None:                       # every mother position written once, no zeroing pass
+            out = np.empty((arr2.shape[0], self.n_mother), np.float32)
+            self._groups[0].apply(out, arr2, add=False)
+            self._fill[0].apply(out, None, add=False)
+            rest = self._groups[1:]
+        else:
+            want = (self.n_mother,) if one else (arr2.shape[0], self.n_mother)
+            if out.shape != want or out.dtype != np.float32:
+                raise ValueError(f"out must be float32 of shape {want}, got {out.dtype} {out.shape}")
+            rest = self._groups
+        view = out if out.ndim == 2 else out[None]
+        for moves in rest:
+            moves.apply(view, arr2, add=True)
+        self._fill[1].apply(view, None, add=False)
+        return out[0] if one and out.ndim == 2 else out
+
+    def concat(self, other: "Shaping") -> "Shaping":
+        """Both transmissions one after the other (same mother, same shortened positions):
+        the shaping of a retransmission combined with the first one."""
+        if other.n_mother != self.n_mother or not np.array_equal(other.shortened, self.shortened):
+            raise ValueError("only shapings of the same mother code with the same shortened "
+                             "positions can be combined")
+        return Shaping(self.n_mother, np.r_[self.transmitted, other.transmitted], self.shortened)
+
+    def __repr__(self):
+        return (f"Shaping(n_mother={self.n_mother}, n={self.n}, shortened={self.shortened.size}, "
+                f"punctured={self.punctured.size}, repeats={self.repeats})")
+
+
+class ShapedCode:
+    """A mother code transmitted through a :class:`Shaping`; see the module docstring.
+
+    Attributes
+    ----------
+    name : str
+    mother : Code
+        The code the decoder runs on (binary).
+    shaping : Shaping
+    n : int
+        Transmitted bits per codeword (the length of ``encode``'s output and of the
+        decoder's LLR input).
+    k : int
+        Information bits (the mother's minus the shortened ones).
+    info_positions : int64 [k]
+        Mother positions of the information bits (``DecodeResult.info`` is
+        ``bits[:, info_positions]``).
+    """
+
+    q = 2
+    is_binary = True
+    bits_per_symbol = 1
+
+    def __init__(self, mother: Code, shaping: Shaping, name: str | None = None):
+        if not isinstance(mother, Code) or not mother.is_binary:
+            raise TypeError("the mother code must be a binary gpuldpc Code")
+        if shaping.n_mother != mother.n:
+            raise ValueError(f"shaping is for a mother code of length {shaping.n_mother}, "
+                             f"code {mother.name!r} has n={mother.n}")
+        info = np.asarray(mother.info_positions)
+        keep = ~np.isin(info, shaping.shortened)
+        if int(keep.sum()) != info.size - shaping.shortened.size:
+            raise ValueError(f"shortened positions must be information positions of {mother.name!r} "
+                             "(the encoder sets them to 0)")
+        self.mother, self.shaping = mother, shaping
+        self.name = name or f"{mother.name}-shaped-n{shaping.n}"
+        self._keep = np.flatnonzero(keep)                  # index into the mother's info order
+        self.info_positions = info[keep]
+        self.info_positions.setflags(write=False)
+
+    @property
+    def n(self) -> int:
+        return self.shaping.n
+
+    @property
+    def k(self) -> int:
+        return int(self.info_positions.size)
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n
+
+    def encode_mother(self, info) -> np.ndarray:
+        """info [batch, k] -> mother codewords uint8 [batch, mother.n] (shortened bits 0)."""
+        info = np.asarray(info)
+        one = info.ndim == 1
+        info2 = np.atleast_2d(info)
+        if info2.ndim != 2 or info2.shape[1] != self.k:
+            raise ValueError(f"code {self.name!r}: info must have shape [batch, {self.k}], got {info.shape}")
+        full = np.zeros((info2.shape[0], self.mother.k), np.uint8)
+        full[:, self._keep] = info2
+        cw = self.mother.encode(full)
+        return cw[0] if one else cw
+
+    def encode(self, info) -> np.ndarray:
+        """info [batch, k] -> transmitted bits uint8 [batch, n] (1-D -> 1-D)."""
+        return self.shaping.select(self.encode_mother(info))
+
+    def recover(self, llr, out: np.ndarray | None = None) -> np.ndarray:
+        """Received LLRs [batch, n] -> mother LLRs [batch, mother.n] (:meth:`Shaping.recover`)."""
+        return self.shaping.recover(llr, out)
+
+    def syndrome(self, words) -> np.ndarray:
+        """Syndrome of mother codewords [batch, mother.n] (``DecodeResult.bits``)."""
+        return self.mother.syndrome(words)
+
+    def __repr__(self):
+        return f"ShapedCode({self.name!r}, n={self.n}, k={self.k}, mother={self.mother.name!r})"
+
+
+def shaped(code: Code, punctured=(), shortened=(), repeated=(), name: str | None = None) -> ShapedCode:
+    """Puncture, shorten and repeat bits of any binary code.
+
+    The transmitted bits are the mother positions that are neither punctured nor
+    shortened, in increasing order, followed by the ``repeated`` positions in the order
+    given (each sent once more).
+
+    Parameters
+    ----------
+    code : Code
+        Binary mother code.
+    punctured : sequence of int
+        Positions not sent (the receiver loads LLR 0).
+    shortened : sequence of int
+        Information positions fixed to 0 and not sent (the receiver loads a certain 0).
+    repeated : sequence of int
+        Positions sent a second time at the end (their LLRs are added on receipt).
+    name : str, optional
+    """
+    if not isinstance(code, Code):
+        raise TypeError(f"code must be a gpuldpc Code, got {type(code).__name__}")
+    p = _positions("punctured", punctured, code.n)
+    s = _positions("shortened", shortened, code.n)
+    r = _positions("repeated", repeated, code.n)
+    if np.intersect1d(p, s).size:
+        raise ValueError("a position cannot be both punctured and shortened")
+    keep = np.ones(code.n, bool)
+    keep[p] = False
+    keep[s] = False
+    if np.isin(r, np.r_[p, s]).any():
+        raise ValueError("repeated positions must be transmitted ones (not punctured or shortened)")
+    shaping = Shaping(code.n, np.r_[np.flatnonzero(keep), r], s)
+    return ShapedCode(code, shaping, name)
+
+
+def combine(*codes: ShapedCode, name: str | None = None) -> ShapedCode:
+    """One code for several transmissions of the same information (HARQ soft combining).
+
+    ``combine(a, b).encode(info)`` is ``[a.encode(info), b.encode(info)]`` side by side, and
+    its decoder takes the received LLRs of ``a`` and ``b`` side by side, adding those of
+    the same mother position (e.g. 5G NR redundancy versions 0 and 2 of one code block)."""
+    if not codes or not all(isinstance(c, ShapedCode) for c in codes):
+        raise TypeError("combine takes one or more ShapedCode objects")
+    first = codes[0]
+    shaping = first.shaping
+    for c in codes[1:]:
+        if c.mother is not first.mother:
+            raise ValueError(f"codes {first.name!r} and {c.name!r} have different mother codes")
+        shaping = shaping.concat(c.shaping)
+    return ShapedCode(first.mother, shaping, name or "+".join(c.name for c in codes))
+
+
+class ShapedBackend:
+    """A backend of the mother code behind the decoder front: LLRs [batch, n] are recovered
+    to the mother's [batch, mother.n] (float32, one host pass) before the backend decodes
+    them, and ``info`` drops the shortened bits.  ``decode_device`` and page-locked input
+    are not offered (the recovery runs on the host)."""
+
+    def __init__(self, impl, code: ShapedCode):
+        self._impl, self._code = impl, code
+        self._prefix = bool(np.array_equal(code.info_positions, np.arange(code.k)))
+        if hasattr(impl, "submit") and hasattr(impl, "result"):
+            self.submit, self.result = self._submit, self._result
+        for attr in ("preferred_batch", "close"):
+            if hasattr(impl, attr):
+                setattr(self, attr, getattr(impl, attr))
+
+    def _info(self, res):
+        bits, k = res.bits, self._code.k
+        if bits.shape[1] == self._code.mother.n:          # unpacked bits
+            return res._replace(info=bits[:, :k] if self._prefix else bits[:, self._code.info_positions])
+        unpacked = np.unpackbits(bits, axis=1, count=self._code.mother.n)  # packed bits (cuda option)
+        return res._replace(info=np.packbits(unpacked[:, self._code.info_positions], axis=1))
+
+    def decode(self, llr, out=None):
+        return self._info(self._impl.decode(self._code.recover(llr), out))
+
+    def _submit(self, llr, out=None):
+        mother = self._code.recover(llr)
+        return mother, self._impl.submit(mother, out)    # the mother LLRs live as long as the handle
+
+    def _result(self, handle):
+        return self._info(self._impl.result(handle[1]))
+
+    def decode_device(self, llr, frames):
+        raise TypeError(f"code {self._code.name!r}: decode_device takes no shaped code (its LLRs are "
+                        "recovered on the host); hand host arrays to decode()")
+
+
+def make_backend(module, code, settings):
+    """``module.make(code, settings)``, for a ShapedCode on its mother code behind a
+    :class:`ShapedBackend` (the decoder front's one hook for shaping).
+
+    The ShapedBackend does not apply ``positive_llr_bit`` itself, so the front hands it
+    LLRs already in the core's sign (positive means 0); the mother's backend is built
+    with ``positive_llr_bit=0`` so that it does not negate them a second time."""
+    if isinstance(code, ShapedCode):
+        if getattr(settings, "positive_llr_bit", 0):
+            settings = dataclasses.replace(settings, positive_llr_bit=0)
+        return ShapedBackend(module.make(code.mother, settings), code)
+    return module.make(code, settings)

@@ -1,0 +1,102 @@
+"""Transmission shaping (gpuldpc.codes.shaping): selection, recovery, combining, errors."""
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+from gpuldpc.bad_llr import LLR_SATURATION
+from gpuldpc.codes.shaping import Shaping
+
+
+def test_shaping_sets_and_select():
+    s = Shaping(8, [2, 3, 4, 5, 2], shortened=[0])
+    assert s.n == 5 and s.repeats
+    assert s.shortened.tolist() == [0] and s.punctured.tolist() == [1, 6, 7]
+    cw = np.arange(16).reshape(2, 8)
+    assert s.select(cw).tolist() == [[2, 3, 4, 5, 2], [10, 11, 12, 13, 10]]
+    assert s.select(cw[0]).tolist() == [2, 3, 4, 5, 2]
+
+
+def test_recover_sums_repeats_zeroes_punctured_and_saturates_shortened():
+    s = Shaping(8, [2, 3, 4, 5, 2, 2], shortened=[0, 7])
+    llr = np.array([[1.0, 2.0, 3.0, 4.0, 10.0, 100.0]], np.float32)
+    got = s.recover(llr)
+    want = [LLR_SATURATION, 0, 111.0, 2.0, 3.0, 4.0, 0, LLR_SATURATION]
+    assert got.dtype == np.float32 and np.array_equal(got[0], np.array(want, np.float32))
+    assert np.array_equal(s.recover(llr[0]), got[0])          # 1-D in, 1-D out
+    # soft combining: recover into the same buffer adds
+    acc = s.recover(llr)
+    s.recover(llr, out=acc)
+    assert acc[0, 2] == 222.0 and acc[0, 1] == 0 and acc[0, 0] == np.float32(LLR_SATURATION)
+    # non-finite LLRs pass through (the decoder's bad-LLR rule sees them)
+    bad = llr.copy()
+    bad[0, 1] = np.nan
+    assert np.isnan(s.recover(bad)[0, 3])
+
+
+def test_shaping_errors():
+    with pytest.raises(ValueError, match=r"transmitted must hold positions in 0\.\.7"):
+        Shaping(8, [0, 8])
+    with pytest.raises(ValueError, match="shortened positions cannot be transmitted"):
+        Shaping(8, [0, 1], shortened=[1])
+    with pytest.raises(ValueError, match="at least one"):
+        Shaping(8, [])
+    with pytest.raises(ValueError, match=r"LLRs must have shape \[batch, 2\]"):
+        Shaping(8, [0, 1]).recover(np.zeros((1, 3), np.float32))
+    with pytest.raises(ValueError, match="out must be float32"):
+        Shaping(8, [0, 1]).recover(np.zeros((1, 2), np.float32), out=np.zeros((1, 8)))
+
+
+def test_shaped_wifi_code_encodes_and_drops_shortened_info():
+    wifi = gl.codes.wifi(648, "1/2")
+    code = gl.codes.shaped(wifi, punctured=range(600, 648), shortened=range(300, 324), repeated=[0, 1])
+    assert (code.n, code.k) == (648 - 48 - 24 + 2, 300)
+    assert np.array_equal(code.info_positions, np.arange(300))
+    info = np.random.default_rng(3).integers(0, 2, (4, 300)).astype(np.uint8)
+    mother = code.encode_mother(info)
+    assert wifi.is_codeword(mother).all() and not mother[:, 300:324].any()
+    tx = code.encode(info)
+    assert np.array_equal(tx[:, :300], info) and np.array_equal(tx[:, -2:], info[:, :2])
+    assert np.array_equal(tx[:, 300:576], mother[:, 324:600])
+    with pytest.raises(ValueError, match="information positions"):
+        gl.codes.shaped(wifi, shortened=[400])           # a parity position cannot be a known zero
+    with pytest.raises(ValueError, match="both punctured and shortened"):
+        gl.codes.shaped(wifi, punctured=[5], shortened=[5])
+    with pytest.raises(ValueError, match="repeated positions"):
+        gl.codes.shaped(wifi, punctured=[5], repeated=[5])
+
+
+def test_combine_concatenates_redundancy_versions():
+    c0 = gl.codes.nr(500, 800, rv=0)
+    c2 = c0.with_rv(2, e=600)
+    both = gl.codes.combine(c0, c2)
+    assert both.n == 1400 and both.k == 500 and both.mother is c0.mother
+    assert both.name == f"{c0.name}+{c2.name}"
+    info = np.random.default_rng(1).integers(0, 2, (2, 500)).astype(np.uint8)
+    assert np.array_equal(both.encode(info), np.hstack([c0.encode(info), c2.encode(info)]))
+    llr = np.random.default_rng(2).standard_normal((2, 1400)).astype(np.float32)
+    acc = c0.recover(llr[:, :800])
+    c2.recover(llr[:, 800:], out=acc)
+    assert np.array_equal(both.recover(llr), acc)
+    with pytest.raises(ValueError, match="different mother codes"):
+        gl.codes.combine(c0, gl.codes.nr(1000, 2000))
+    with pytest.raises(TypeError, match="ShapedCode"):
+        gl.codes.combine(c0, c0.mother)
+
+
+@pytest.mark.parametrize("k, e, rv, qm", [(8448, 12672, 0, None), (500, 4000, 1, None), (300, 1500, 3, 4),
+                                          (3840, 25000, 2, None), (1000, 1500, 2, 2)])
+def test_recover_equals_the_plain_definition(k, e, rv, qm):
+    """Recovery by slice runs (circular-buffer reads) or fancy indexing (interleaved) equals
+    np.add.at over the transmitted positions, zeros elsewhere, saturation at the fillers;
+    recovering into an array adds to it."""
+    code = gl.codes.nr(k, e, rv=rv, qm=qm)
+    s = code.shaping
+    llr = np.random.default_rng(e).standard_normal((3, e)).astype(np.float32)
+    want = np.zeros((3, code.mother.n), np.float32)
+    np.add.at(want, (np.arange(3)[:, None], s.transmitted[None, :]), llr)
+    want[:, s.shortened] = LLR_SATURATION
+    got = s.recover(llr)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    assert not got[:, s.punctured].any()
+    twice = s.recover(llr, out=got.copy())
+    np.testing.assert_allclose(twice[:, s.transmitted], 2 * want[:, s.transmitted], rtol=1e-6, atol=1e-5)
