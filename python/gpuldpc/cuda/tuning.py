@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import BackendUnavailable
+
 WARP = 32
 EDGE_PAD = 32                  # kernels/qc_decode.cu kEdgePad
 PRESETS = ("throughput", "latency")
@@ -152,7 +154,7 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
     candidates = [s for s in (shape(f) for f in range(pack, limit // (layout.z * lanes) * pack + 1, pack))
                   if s is not None]
     if not candidates:
-        raise ValueError(f"code with n={layout.n}, z={layout.z}: one frame{' pair' if pack == 2 else ''} needs "
+        raise BackendUnavailable(f"code with n={layout.n}, z={layout.z}: one frame{' pair' if pack == 2 else ''} needs "
                          f"{shared_bytes(layout, pack, flooding, pack, row_blocks, state_bytes)} B of shared memory and "
                          f"{threads_per_block(layout.z, pack, lanes, pack)} threads; this device allows "
                          f"{dev.shared_per_block_optin} B and {limit}")
