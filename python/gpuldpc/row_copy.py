@@ -26,21 +26,27 @@ _pools: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
 _lock = threading.Lock()
 
 
-def copy_rows(dst: np.ndarray, src: np.ndarray, threads: int | None = None):
-    """``dst[...] = src`` (same shape; any strides), split by rows over ``threads``
-    threads (default :data:`THREADS`) when the copy is :data:`SPLIT_BYTES` or more."""
+def by_rows(work, rows: int, nbytes: int, threads: int | None = None):
+    """``work(a, b)`` for row ranges covering ``0..rows``, split over ``threads`` threads
+    (default :data:`THREADS`) when the data moved is :data:`SPLIT_BYTES` or more; ``work``
+    must release the GIL (NumPy copies and slice arithmetic do)."""
     threads = threads or THREADS
-    if threads == 1 or src.shape[0] < 2 or src.nbytes < SPLIT_BYTES:
-        np.copyto(dst, src)
+    if threads == 1 or rows < 2 or nbytes < SPLIT_BYTES:
+        work(0, rows)
         return
     with _lock:
         pool = _pools.get(threads)
         if pool is None:
             pool = _pools[threads] = concurrent.futures.ThreadPoolExecutor(threads, "gpuldpc-copy")
-    edges = np.linspace(0, src.shape[0], threads + 1).astype(int)
-    parts = [pool.submit(np.copyto, dst[a:b], src[a:b]) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+    edges = np.linspace(0, rows, threads + 1).astype(int)
+    parts = [pool.submit(work, a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a]
     for part in parts:
         part.result()
+
+
+def copy_rows(dst: np.ndarray, src: np.ndarray, threads: int | None = None):
+    """``dst[...] = src`` (same shape; any strides), split by rows (:func:`by_rows`)."""
+    by_rows(lambda a, b: np.copyto(dst[a:b], src[a:b]), src.shape[0], src.nbytes, threads)
 
 
 def numpy_owner(array: np.ndarray):

@@ -100,3 +100,37 @@ def test_recover_equals_the_plain_definition(k, e, rv, qm):
     assert not got[:, s.punctured].any()
     twice = s.recover(llr, out=got.copy())
     np.testing.assert_allclose(twice[:, s.transmitted], 2 * want[:, s.transmitted], rtol=1e-6, atol=1e-5)
+
+
+def test_recover_add_false_overwrites_and_the_pinned_pool_reuses_blocks(backend):
+    """``add=False`` writes every mother position (no stale values), and a backend with
+    page-locked input gets the recovery in reused blocks of its own (ShapedBackend's pool),
+    with the same results as fresh arrays."""
+    from gpuldpc.codes.shaping import ShapedBackend
+    from gpuldpc.decoders import cpu as cpu_backend
+
+    code = gl.codes.nr(500, 1000, rv=1)
+    rng = np.random.default_rng(3)
+    llr = gl.channel.awgn_llr(code.encode(rng.integers(0, 2, (40, code.k), dtype=np.uint8)),
+                              gl.channel.sigma_from_ebn0(3.0, code.k / code.n), rng).astype(np.float32)
+    stale = np.full((40, code.mother.n), 123.0, np.float32)
+    np.testing.assert_array_equal(code.recover(llr, stale, add=False), code.recover(llr))
+    if backend != "cpu":
+        pytest.skip("needs the cpu backend")
+    dec = gl.Decoder(code, backend="cpu")
+    made = []
+
+    class PinnedCpu:                       # the cpu backend, as if it offered page-locked input
+        def __init__(self, impl):
+            self.decode = impl.decode
+
+        def pinned_llr(self, rows):
+            made.append(np.empty((rows, code.mother.n), np.float32))
+            return made[-1]
+
+    shaped = ShapedBackend(PinnedCpu(cpu_backend.make(code.mother, dec.settings)), code)
+    for rows in (40, 17, 40, 3):
+        got, want = shaped.decode(llr[:rows]), dec.decode(llr[:rows])
+        np.testing.assert_array_equal(got.info, want.info)
+        np.testing.assert_array_equal(got.iterations, want.iterations)
+    assert len(made) == 1 and len(shaped._free) == 1

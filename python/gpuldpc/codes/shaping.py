@@ -35,10 +35,12 @@ Used by :func:`gpuldpc.codes.nr` (5G NR rate matching) and :func:`shaped` (any c
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 
 from ..bad_llr import LLR_SATURATION
+from ..row_copy import by_rows
 from .code import Code
 
 
@@ -158,32 +160,34 @@ class Shaping:
             raise ValueError(f"codewords must have shape [batch, {self.n_mother}], got {cw.shape}")
         return cw[..., self.transmitted]
 
-    def recover(self, llr, out: np.ndarray | None = None) -> np.ndarray:
+    def recover(self, llr, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
         """Received LLRs [batch, n] -> mother-code LLRs float32 [batch, n_mother].
 
         Transmitted positions get the sum of their received LLRs, punctured ones 0,
         shortened ones ``+LLR_SATURATION``.  ``out`` (float32 [batch, n_mother]): the
         LLRs are *added* to it (soft combining of retransmissions: recover each into the
-        same array), shortened positions set again; it is returned.  NaN and +-inf pass
-        through unchanged, so the decoder's bad-LLR rule (:mod:`gpuldpc.bad_llr`) still
-        sees and flags them.
+        same array), shortened positions set again; it is returned.  With ``add=False``
+        ``out`` is overwritten instead (a page-locked buffer the decoder reuses).  NaN and
+        +-inf pass through unchanged, so the decoder's bad-LLR rule
+        (:mod:`gpuldpc.bad_llr`) still sees and flags them.
         """
         arr = np.asarray(llr, dtype=np.float32)
         one = arr.ndim == 1
         arr2 = arr[None] if one else arr
         if arr2.ndim != 2 or arr2.shape[1] != self.n:
             raise ValueError(f"LLRs must have shape [batch, {self.n}], got {np.shape(llr)}")
-        if out is None:                       # every mother position written once, no zeroing pass
-            out = np.empty((arr2.shape[0], self.n_mother), np.float32)
-            self._groups[0].apply(out, arr2, add=False)
-            self._fill[0].apply(out, None, add=False)
-            rest = self._groups[1:]
-        else:
-            want = (self.n_mother,) if one else (arr2.shape[0], self.n_mother)
-            if out.shape != want or out.dtype != np.float32:
-                raise ValueError(f"out must be float32 of shape {want}, got {out.dtype} {out.shape}")
-            rest = self._groups
+        want = (self.n_mother,) if one else (arr2.shape[0], self.n_mother)
+        if out is None:
+            out = np.empty(want, np.float32)
+            add = False
+        if out.shape != want or out.dtype != np.float32:
+            raise ValueError(f"out must be float32 of shape {want}, got {out.dtype} {out.shape}")
         view = out if out.ndim == 2 else out[None]
+        rest = self._groups
+        if not add:                           # every mother position written once, no zeroing pass
+            self._groups[0].apply(view, arr2, add=False)
+            self._fill[0].apply(view, None, add=False)
+            rest = self._groups[1:]
         for moves in rest:
             moves.apply(view, arr2, add=True)
         self._fill[1].apply(view, None, add=False)
@@ -270,9 +274,9 @@ class ShapedCode:
         """info [batch, k] -> transmitted bits uint8 [batch, n] (1-D -> 1-D)."""
         return self.shaping.select(self.encode_mother(info))
 
-    def recover(self, llr, out: np.ndarray | None = None) -> np.ndarray:
+    def recover(self, llr, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
         """Received LLRs [batch, n] -> mother LLRs [batch, mother.n] (:meth:`Shaping.recover`)."""
-        return self.shaping.recover(llr, out)
+        return self.shaping.recover(llr, out, add)
 
     def syndrome(self, words) -> np.ndarray:
         """Syndrome of mother codewords [batch, mother.n] (``DecodeResult.bits``)."""
@@ -336,12 +340,18 @@ def combine(*codes: ShapedCode, name: str | None = None) -> ShapedCode:
 
 class ShapedBackend:
     """A backend of the mother code behind the decoder front: LLRs [batch, n] are recovered
-    to the mother's [batch, mother.n] (float32, one host pass) before the backend decodes
-    them, and ``info`` drops the shortened bits.  ``decode_device`` and page-locked input
-    are not offered (the recovery runs on the host)."""
+    to the mother's [batch, mother.n] (float32, one host pass, rows split over threads:
+    :func:`gpuldpc.row_copy.by_rows`) before the backend decodes them, and ``info`` drops
+    the shortened bits.  A backend with page-locked input (``pinned_llr``, cuda) gets the
+    recovery written into page-locked buffers it copies as they lie, taken from a free
+    list and given back when the call (or the ticket's result) is done.  ``decode_device``
+    and page-locked input of the E LLRs are not offered (the recovery runs on the host)."""
 
     def __init__(self, impl, code: ShapedCode):
         self._impl, self._code = impl, code
+        self._pinned = getattr(impl, "pinned_llr", None)
+        self._free: list[np.ndarray] = []
+        self._lock = threading.Lock()
         self._prefix = bool(np.array_equal(code.info_positions, np.arange(code.k)))
         if hasattr(impl, "submit") and hasattr(impl, "result"):
             self.submit, self.result = self._submit, self._result
@@ -356,15 +366,45 @@ class ShapedBackend:
         unpacked = np.unpackbits(bits, axis=1, count=self._code.mother.n)  # packed bits (cuda option)
         return res._replace(info=np.packbits(unpacked[:, self._code.info_positions], axis=1))
 
+    def _recovered(self, llr) -> tuple[np.ndarray, np.ndarray | None]:
+        """(the mother LLRs of ``llr``, the pool's page-locked block holding them or None)."""
+        rows, code = llr.shape[0], self._code
+        block = None
+        if self._pinned is None:
+            out = np.empty((rows, code.mother.n), np.float32)
+        else:
+            with self._lock:
+                fits = [b for b in self._free if b.shape[0] >= rows]
+                block = min(fits, key=len) if fits else None
+                if block is not None:
+                    self._free.remove(block)
+            if block is None:
+                block = self._pinned(rows)
+            out = block[:rows]
+        by_rows(lambda a, b: code.recover(llr[a:b], out[a:b], add=False), rows, out.nbytes)
+        return out, block
+
+    def _release(self, block):
+        if block is not None:
+            with self._lock:
+                self._free.append(block)
+
     def decode(self, llr, out=None):
-        return self._info(self._impl.decode(self._code.recover(llr), out))
+        mother, block = self._recovered(llr)
+        try:
+            return self._info(self._impl.decode(mother, out))
+        finally:
+            self._release(block)
 
     def _submit(self, llr, out=None):
-        mother = self._code.recover(llr)
-        return mother, self._impl.submit(mother, out)    # the mother LLRs live as long as the handle
+        mother, block = self._recovered(llr)
+        return block, self._impl.submit(mother, out)     # the mother LLRs live as long as the handle
 
     def _result(self, handle):
-        return self._info(self._impl.result(handle[1]))
+        try:
+            return self._info(self._impl.result(handle[1]))
+        finally:
+            self._release(handle[0])
 
     def decode_device(self, llr, frames):
         raise TypeError(f"code {self._code.name!r}: decode_device takes no shaped code (its LLRs are "
