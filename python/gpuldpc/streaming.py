@@ -97,6 +97,19 @@ def _check_choice(name, value, choices):
 
 
 _BASE_SUFFIX = re.compile(r"^(?P<path>.+):(?P<key>[zq])=(?P<value>\d+)$")
+_NR_BLOCK = re.compile(r"^nr(-bg(?P<bg>\d+))?(-z(?P<z>\d+))?-k(?P<k>\d+)-e(?P<e>\d+)(-rv(?P<rv>\d+))?"
+                       r"(-nref(?P<n_ref>\d+))?(-qm(?P<qm>\d+))?$")
+
+
+def _nr_block(match):
+    """``gl.codes.nr`` of a name such as ``nr-k8448-e12672-rv2`` (the names NR code blocks
+    carry, ``nr-bg1-z384-k8448-e12672-rv0``, are accepted as they are)."""
+    args = {key: int(value) for key, value in match.groupdict().items() if value is not None}
+    z = args.pop("z", None)
+    code = codes.nr(args.pop("k"), args.pop("e"), **args)
+    if z is not None and z != code.z:
+        raise ValueError(f"code {match.string!r}: z={z}, but TS 38.212 gives this block z={code.z}")
+    return code
 
 
 @lru_cache(maxsize=64)
@@ -105,7 +118,11 @@ def load_code(spec: str) -> Code:
 
     ``spec`` is one of
 
-    * a name from ``gpuldpc.codes.names()`` (``"wifi-1944-1/2"``, ``"gf32-744-653"``);
+    * a name from ``gpuldpc.codes.names()`` (``"wifi-1944-1/2"``, ``"gf32-744-653"``,
+      the 5G NR mother codes ``"nr-bg1-z384"``);
+    * a 5G NR code block with rate matching, ``"nr-k<k>-e<E>[-rv<rv>]"`` (optionally
+      ``-bg<1|2>``, ``-nref<N>``, ``-qm<Qm>``; :func:`gpuldpc.codes.nr`), e.g.
+      ``"nr-k8448-e12672-rv2"``: E LLRs in, k bits out;
     * the path of an alist file (binary or GF(q), :func:`gpuldpc.codes.from_alist`);
     * the path of a QC base-matrix file followed by ``:z=<expansion>`` for a
       binary code or ``:q=<field size>`` for a GF(q) code, e.g.
@@ -115,7 +132,7 @@ def load_code(spec: str) -> Code:
     GRC can call this for every vector length it evaluates.  Malformed files
     raise :class:`gpuldpc.codes.CodeFormatError` naming the file and line.
     """
-    if isinstance(spec, Code):
+    if isinstance(spec, (Code, codes.ShapedCode)):
         return spec
     if not isinstance(spec, str) or not spec:
         raise TypeError(f"code must be a code name or a matrix file path (str), got {spec!r}")
@@ -123,6 +140,9 @@ def load_code(spec: str) -> Code:
         return codes.get(spec)
     except codes.UnknownCodeError as exc:
         unknown = exc
+    block = _NR_BLOCK.match(spec)
+    if block:
+        return _nr_block(block)
     base = _BASE_SUFFIX.match(spec)
     path = os.path.expanduser(base.group("path") if base else spec)
     if not os.path.isfile(path):
@@ -143,13 +163,14 @@ def decoder_lengths(code, output: str = "info", llr_input: str = "bit",
     """``(vlen_in, vlen_out)`` of a decoder block for ``code`` (name, file or Code).
 
     See the module docstring's table; ``llr_input`` and ``output_format``
-    matter for GF(q) codes only.
+    matter for GF(q) codes only.  A shaped code (5G NR block) takes its E transmitted
+    LLRs; ``output="codeword"`` gives its mother codeword's bits.
     """
     code = load_code(code)
     _check_choice("output", output, OUTPUTS)
     _check_choice("llr_input", llr_input, LLR_INPUTS)
     _check_choice("output_format", output_format, OUTPUT_FORMATS)
-    length = code.k if output == "info" else code.n
+    length = code.k if output == "info" else getattr(code, "mother", code).n
     if code.is_binary:
         return code.n, length
     m = code.bits_per_symbol

@@ -31,7 +31,8 @@ def test_nr_block_on_the_gpu_gives_the_cpu_bits(cuda, k, e, rv):
     for field in ("bits", "info", "iterations", "valid", "bad_llr"):
         np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
     assert got.info.shape == (96, k)
-    assert (got.info == info).all(axis=1).mean() > 0.5
+    if rv in (0, 3):                    # self-decodable; rv 1 and 2 alone carry few systematic bits
+        assert (got.info == info).all(axis=1).mean() > 0.5
 
 
 def test_nr_gnu_radio_sign_and_bad_llrs_on_the_gpu(cuda):

@@ -188,3 +188,24 @@ def test_encoders_equal_code_encode():
     bits_in = field.to_bits(symbols).reshape(4, -1)
     out, _ = run_stream(gpuldpc.nb_ldpc_encoder(NB, symbols=False), bits_in, nb.n * nb.bits_per_symbol)
     assert np.array_equal(out, field.to_bits(nb.encode(symbols)).reshape(4, -1))
+
+
+def test_nr_code_block_loopback_by_name(backend):
+    """A 5G NR code block named in the blocks' code parameter (``nr-k<k>-e<E>-rv<rv>``):
+    LDPC Encoder -> bits as GNU Radio-sign LLRs -> LDPC Decoder gives the info bits back,
+    vector lengths k and E from the name."""
+    name = "nr-k500-e1000-rv3"
+    code = gpuldpc.load_code(name)
+    assert gpuldpc.decoder_lengths(name) == (1000, 500) and gpuldpc.encoder_lengths(name) == (500, 1000)
+    info = np.random.default_rng(8).integers(0, 2, (5, code.k), dtype=np.uint8)
+    source = blocks.vector_source_b(info.ravel().tolist(), False, code.k)
+    encoder = gpuldpc.ldpc_encoder(name)
+    to_llr = blocks.char_to_float(code.n, 0.25)          # bit b -> 4 b: ...
+    offset = blocks.add_const_vff([-2.0] * code.n)       # ... -> +-2, positive = bit 1
+    decoder = gpuldpc.ldpc_decoder(name, backend=backend, batch=2)
+    sink = blocks.vector_sink_b(code.k)
+    tb = gr.top_block()
+    tb.connect(source, encoder, to_llr, offset, decoder, sink)
+    tb.run()
+    assert np.array_equal(np.array(sink.data(), np.uint8).reshape(-1, code.k), info)
+    assert decoder.stats()["frames"] == 5
