@@ -70,6 +70,8 @@ GOOD = -1
 """Frame kinds: ``GOOD`` or ``2 * KINDS.index(kind) + whole`` (whole: the whole frame spoiled)."""
 HUGE = np.float32(1e30)
 NOISE_POOL = 512
+SHORT_BURST, LONG_BURST, LONG_SHARE = (1, 16), (64, 256), 0.1
+"""Burst lengths (frames, both ends included): short ones, and a share of long ones."""
 EBN0_DB = 4.0
 
 
@@ -107,19 +109,18 @@ class FrameMaker:
         self._gap = self._next_gap()
 
     def _burst_length(self) -> int:
-        if self.rng.random() < 0.1:
-            return int(self.rng.integers(64, 257))
-        return int(self.rng.integers(1, 17))
+        low, high = LONG_BURST if self.rng.random() < LONG_SHARE else SHORT_BURST
+        return int(self.rng.integers(low, high + 1))
 
     def _next_gap(self) -> int:
         """Good frames before the next burst: geometric, mean L (1 - f) / f for mean burst L."""
         if self.bad_fraction == 0:
             return 1 << 62
-        mean_burst = 0.9 * 8.5 + 0.1 * 160.0
-        return int(self.rng.geometric(self.bad_fraction / (mean_burst * (1 - self.bad_fraction)
-                                                           + self.bad_fraction)))
+        mean_burst = (1 - LONG_SHARE) * sum(SHORT_BURST) / 2 + LONG_SHARE * sum(LONG_BURST) / 2
+        return int(self.rng.geometric(self.bad_fraction / (mean_burst * (1 - self.bad_fraction))))
 
-    def _kinds(self, count: int) -> np.ndarray:
+    def kinds(self, count: int) -> np.ndarray:
+        """The kinds of the next ``count`` frames (``GOOD`` or a kind code): the burst schedule."""
         kinds = np.full(count, GOOD, dtype=np.int8)
         i = 0
         while i < count:
@@ -159,13 +160,19 @@ class FrameMaker:
         else:
             part[:] = np.copysign(HUGE, part)
 
+    def chunk(self, most: int) -> int:
+        """Frames the source delivers at once: 1 to ``most`` at random, as a live receiver's
+        framer does; so the decoder sees batches of every size from the start (its buffers
+        and the allocator reach their steady state within the warm-up)."""
+        return int(self.rng.integers(1, most + 1))
+
     def make(self, count: int):
         seqs = np.arange(self.made, self.made + count, dtype=np.int64)
         info = np.stack([framing.payload(int(s), self.code.k, self.seed) for s in seqs])
         bits = self.code.encode(info)
         noise = self.noise[self.rng.integers(0, NOISE_POOL, count)]
         llr = self.scale * (bits.astype(np.float32) * 2 - 1 + noise)      # GNU Radio sign
-        kinds = self._kinds(count)
+        kinds = self.kinds(count)
         for i in np.flatnonzero(kinds != GOOD):
             self._spoil(llr[i], int(kinds[i]))
         self.made += count
@@ -341,20 +348,31 @@ class Sampler(threading.Thread):
 
 
 def memory_figures(samples, warmup: float, bound: float) -> dict:
-    """RSS and device memory at the end of the warm-up and at the end, and whether the end
-    lies within ``bound`` (a fraction) of the warm value."""
+    """RSS and device memory at the start, at the end of the warm-up and at the end; whether
+    the end lies within ``bound`` (a fraction) of the warm value.  To tell a leak from a step
+    (an allocator settling once): the largest rise between two samples after the warm-up
+    (MiB, and when) and the least-squares slope over the second half of the run (MiB/min)."""
     out = {}
     for index, name in ((1, "rss"), (2, "gpu")):
-        series = [(s[0], s[index]) for s in samples if s[index] is not None]
-        if not series:
+        series = np.array([(s[0], s[index]) for s in samples if s[index] is not None], dtype=np.float64)
+        if not series.size:
             out[name] = None
             continue
-        warm = next((v for t, v in series if t >= warmup), series[-1][1])
-        end = series[-1][1]
-        after = [v for t, v in series if t >= warmup] or [end]
-        out[name] = {"start_mb": series[0][1] / 2**20, "warm_mb": warm / 2**20, "end_mb": end / 2**20,
-                     "max_after_warmup_mb": max(after) / 2**20,
-                     "change": (end - warm) / warm if warm else 0.0}
+        t, mb = series[:, 0], series[:, 1] / 2**20
+        after = t >= warmup
+        if not after.any():
+            after[-1] = True
+        warm, end = mb[after][0], mb[-1]
+        rises = np.diff(mb[after])
+        step = int(np.argmax(rises)) if rises.size else None
+        half = t >= (t[after][0] + t[-1]) / 2
+        slope = float(np.polyfit(t[half], mb[half], 1)[0] * 60) if half.sum() >= 3 else None
+        out[name] = {"start_mb": float(mb[0]), "warm_mb": float(warm), "end_mb": float(end),
+                     "max_after_warmup_mb": float(mb[after].max()),
+                     "change": float((end - warm) / warm) if warm else 0.0,
+                     "largest_rise_mb": float(rises[step]) if step is not None else 0.0,
+                     "largest_rise_at_s": float(t[after][step + 1]) if step is not None else None,
+                     "second_half_slope_mb_per_min": slope}
         out[name]["within_bound"] = abs(out[name]["change"]) <= bound
     return out
 
@@ -379,7 +397,7 @@ def _run_block(maker, checker, decoder_args, seconds, per_call, start, sampler_f
         def work(self, input_items, output_items):
             if time.monotonic() >= deadline:
                 return -1
-            count = min(len(output_items[0]), per_call)
+            count = min(len(output_items[0]), maker.chunk(per_call))
             seqs, info, kinds, llr = maker.make(count)
             checker.sent(seqs, info, kinds)
             output_items[0][:count] = llr
@@ -475,7 +493,7 @@ def _run_core(maker, checker, decoder_args, seconds, per_call, start, sampler_fo
     def produce():
         try:
             while time.monotonic() < deadline:
-                seqs, info, kinds, llr = maker.make(per_call)
+                seqs, info, kinds, llr = maker.make(maker.chunk(per_call))
                 checker.sent(seqs, info, kinds)
                 frames_in.put((seqs, llr))
         except BaseException as exc:  # noqa: BLE001  (reported by the main thread)
@@ -527,7 +545,7 @@ def _run_core(maker, checker, decoder_args, seconds, per_call, start, sampler_fo
 
 def run(seconds: float, backend: str = "cpu", code_name: str = "wifi-1944-1/2",
         warmup: float | None = None, bad_fraction: float = 0.01, path: str = "block",
-        on_bad_llr: str = "erase", bound: float = 0.05, seed: int = 1, per_call: int = 128) -> dict:
+        on_bad_llr: str = "erase", bound: float = 0.05, seed: int = 1, per_call: int = 256) -> dict:
     """Run the soak; return the counts, the memory samples and figures, and the verdict
     (``failures``: empty when everything held).  See the module docstring."""
     if path not in ("block", "core"):
@@ -641,9 +659,12 @@ def summary(result: dict) -> str:
         if m is None:
             lines.append(f"{label}: not measured (not on a GPU)" if name == "gpu" else f"{label}: -")
             continue
+        slope = m["second_half_slope_mb_per_min"]
         lines.append(f"{label}: {m['start_mb']:.1f} MiB at start, {m['warm_mb']:.1f} after warm-up, "
-                     f"{m['end_mb']:.1f} at the end ({m['change']:+.2%}; max after warm-up "
-                     f"{m['max_after_warmup_mb']:.1f}; bound {result['memory_bound']:.0%})")
+                     f"{m['end_mb']:.1f} at the end ({m['change']:+.2%}; bound {result['memory_bound']:.0%}); "
+                     f"max after warm-up {m['max_after_warmup_mb']:.1f}, largest 1 s rise "
+                     f"{m['largest_rise_mb']:+.2f} MiB at {m['largest_rise_at_s'] or 0:.0f} s, second half "
+                     + ("-" if slope is None else f"{slope:+.3f} MiB/min"))
     lines.append(f"throughput: {result['coded_mbps']:.1f} Mb/s coded end to end ({result['frames_out'] / result['wall_s']:.0f} "
                  f"frames/s; per minute {result['frames_per_s_by_minute']}), decoder busy "
                  f"{d['coded_mbps']:.1f} Mb/s, mean iterations {d['mean_iterations']:.2f}")
