@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import ctypes
 import datetime
 import json
 import os
@@ -166,12 +167,18 @@ class FrameMaker:
         and the allocator reach their steady state within the warm-up)."""
         return int(self.rng.integers(1, most + 1))
 
-    def make(self, count: int):
+    def make(self, count: int, out: np.ndarray | None = None):
+        """The next ``count`` frames; their LLRs written into ``out`` (float32 [count, n])
+        when given (a GNU Radio output buffer), else into a new array.  No other
+        frame-sized temporaries: the harness's own allocations stay small and steady."""
         seqs = np.arange(self.made, self.made + count, dtype=np.int64)
         info = np.stack([framing.payload(int(s), self.code.k, self.seed) for s in seqs])
         bits = self.code.encode(info)
-        noise = self.noise[self.rng.integers(0, NOISE_POOL, count)]
-        llr = self.scale * (bits.astype(np.float32) * 2 - 1 + noise)      # GNU Radio sign
+        llr = np.take(self.noise, self.rng.integers(0, NOISE_POOL, count), axis=0, out=out)
+        llr -= 1.0                                     # GNU Radio sign: bit b -> 2b - 1 + noise
+        llr += bits
+        llr += bits
+        llr *= self.scale
         kinds = self.kinds(count)
         for i in np.flatnonzero(kinds != GOOD):
             self._spoil(llr[i], int(kinds[i]))
@@ -203,6 +210,7 @@ class Checker:
         self.dropped = 0
         self.good = self.good_wrong = self.bit_errors = 0
         self.mismarked = 0
+        self.untagged = 0                       # block path: frames out without their seq tag
         self.made_kind = collections.Counter()
         self.outcomes = {}      # kind code -> Counter(out, flagged, valid, payload, all_zero)
 
@@ -290,7 +298,7 @@ class Checker:
         return {
             "frames_in": self.made, "frames_out": self.received_frames,
             "dropped_by_policy": self.dropped, "lost": self.lost, "lost_first": self.lost_first,
-            "out_of_order": self.out_of_order,
+            "out_of_order": self.out_of_order, "untagged": self.untagged,
             "good_frames": self.made - made_bad, "good_frames_out": self.good,
             "good_frames_wrong": self.good_wrong, "good_bit_errors": self.bit_errors,
             "bad_frames_made": made_bad,
@@ -325,8 +333,38 @@ def gpu_memory_probe(stream: StreamDecoder):
     return used
 
 
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                 "fordblks", "keepcost")]
+
+
+def _mallinfo2():
+    try:
+        fn = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    fn.restype = _Mallinfo2
+    return fn
+
+
+_MALLINFO2 = _mallinfo2()
+
+
+def malloc_figures() -> tuple[int | None, int | None]:
+    """(bytes the C heap has handed out and not got back, bytes it holds): glibc
+    ``mallinfo2``, every arena: ``uordblks + hblkhd`` and ``arena + hblkhd``; Nones off
+    glibc.  Beside RSS they tell a leak (in use grows) from the allocator keeping freed
+    memory in its arenas (held grows, in use does not)."""
+    if _MALLINFO2 is None:
+        return None, None
+    info = _MALLINFO2()
+    return info.uordblks + info.hblkhd, info.arena + info.hblkhd
+
+
 class Sampler(threading.Thread):
-    """Once a second: (seconds since start, RSS bytes, device bytes or None, frames out)."""
+    """Once a second: (seconds since start, RSS bytes, device bytes or None, frames out,
+    C heap in use, C heap held (or Nones), Python's allocated blocks)."""
 
     def __init__(self, start: float, frames_out, gpu_used=None):
         super().__init__(daemon=True, name="soak-sampler")
@@ -336,7 +374,8 @@ class Sampler(threading.Thread):
 
     def sample(self):
         self.samples.append((time.monotonic() - self.start_time, rss_bytes(),
-                             self.gpu_used() if self.gpu_used else None, self.frames_out()))
+                             self.gpu_used() if self.gpu_used else None, self.frames_out(),
+                             *malloc_figures(), sys.getallocatedblocks()))
 
     def run(self):
         while not self.done.wait(1.0):
@@ -353,7 +392,7 @@ def memory_figures(samples, warmup: float, bound: float) -> dict:
     (an allocator settling once): the largest rise between two samples after the warm-up
     (MiB, and when) and the least-squares slope over the second half of the run (MiB/min)."""
     out = {}
-    for index, name in ((1, "rss"), (2, "gpu")):
+    for index, name in ((1, "rss"), (2, "gpu"), (4, "malloc_in_use"), (5, "malloc_held")):
         series = np.array([(s[0], s[index]) for s in samples if s[index] is not None], dtype=np.float64)
         if not series.size:
             out[name] = None
@@ -398,9 +437,8 @@ def _run_block(maker, checker, decoder_args, seconds, per_call, start, sampler_f
             if time.monotonic() >= deadline:
                 return -1
             count = min(len(output_items[0]), maker.chunk(per_call))
-            seqs, info, kinds, llr = maker.make(count)
+            seqs, info, kinds, _ = maker.make(count, out=output_items[0][:count])
             checker.sent(seqs, info, kinds)
-            output_items[0][:count] = llr
             written = self.nitems_written(0)
             for i, seq in enumerate(seqs.tolist()):
                 self.add_item_tag(0, written + i, key_seq, pmt.from_uint64(seq))
@@ -426,8 +464,10 @@ def _run_block(maker, checker, decoder_args, seconds, per_call, start, sampler_f
             seqs = self._tag_values(key_seq, count, -1, pmt.to_uint64)
             flagged = self._tag_values(key_bad, count, 0, pmt.to_bool)
             valid = self._tag_values(key_valid, count, 0, pmt.to_bool)
-            if (seqs < 0).any():
-                raise RuntimeError(f"soak: {int((seqs < 0).sum())} decoded frames arrived without their seq tag")
+            tagged = seqs >= 0
+            if not tagged.all():                 # a tag lost by the decoder: counted, frame unchecked
+                checker.untagged += int(count - np.count_nonzero(tagged))
+                seqs, bits, flagged, valid = seqs[tagged], bits[tagged], flagged[tagged], valid[tagged]
             checker.received(seqs, bits, flagged, valid)
             self.frames += count
             return count
@@ -447,25 +487,48 @@ def _run_block(maker, checker, decoder_args, seconds, per_call, start, sampler_f
 
 class BlockWork:
     """The decoder block's ``general_work`` step (``decoder_blocks._FrameDecoderBlock._work``)
-    over a plain input buffer: the frames waiting, the batch in flight first among them."""
+    over an input buffer: the frames waiting, the batch in flight first among them.
 
-    def __init__(self, stream: StreamDecoder, n: int):
-        self.stream = stream
-        self.frames = np.zeros((0, n), dtype=np.float32)
-        self.seqs = np.zeros(0, dtype=np.int64)
+    The buffer is GNU Radio's in miniature: two arrays of ``capacity`` frames used in turn.
+    Frames are appended at the end of the one in use; when a chunk no longer fits there, the
+    frames still waiting move to the start of the other one (the batch in flight keeps
+    reading the old one and is finished by the next step, before that array is written
+    again: at most one move per step).  Nothing is allocated once running, so the harness
+    adds nothing to the memory figures.
+    """
+
+    def __init__(self, stream: StreamDecoder, n: int, capacity: int):
+        self.stream, self.capacity = stream, capacity
+        self._frames = [np.empty((capacity, n), dtype=np.float32) for _ in range(2)]
+        self._seqs = [np.empty(capacity, dtype=np.int64) for _ in range(2)]
+        self._use = self.start = self.end = 0
+        self._moved = False
         self.pending = None
 
-    def push(self, chunks):
-        """Append frames to the input (new arrays: the batches handed over are never touched)."""
-        self.frames = np.concatenate([self.frames] + [c[1] for c in chunks])
-        self.seqs = np.concatenate([self.seqs] + [c[0] for c in chunks])
-
     def waiting(self) -> int:
-        return len(self.frames)
+        return self.end - self.start
+
+    def fits(self, count: int) -> bool:
+        return count <= self.capacity - self.waiting() and not (
+            self._moved and self.end + count > self.capacity)
+
+    def push(self, seqs, llr):
+        """Append frames (call only when :meth:`fits`)."""
+        count = len(seqs)
+        if self.end + count > self.capacity:
+            other, waiting = 1 - self._use, self.waiting()
+            self._frames[other][:waiting] = self._frames[self._use][self.start:self.end]
+            self._seqs[other][:waiting] = self._seqs[self._use][self.start:self.end]
+            self._use, self.start, self.end, self._moved = other, 0, waiting, True
+        self._frames[self._use][self.end:self.end + count] = llr
+        self._seqs[self._use][self.end:self.end + count] = seqs
+        self.end += count
 
     def step(self):
         """One ``general_work`` call: (FrameBatch, sequence numbers of its input frames) or None."""
-        stream, inp, pending = self.stream, self.frames, self.pending
+        self._moved = False
+        stream, pending = self.stream, self.pending
+        inp = self._frames[self._use][self.start:self.end]
         first = pending.count if pending is not None else 0
         new = min(len(inp) - first, stream.batch)
         handed = stream.submit(inp[first:first + new]) if new > 0 else None
@@ -478,46 +541,59 @@ class BlockWork:
             pending, handed = handed, None
         self.pending = handed
         batch = stream.finish(pending)
-        seqs = self.seqs[:pending.count]
-        self.frames, self.seqs = self.frames[pending.count:], self.seqs[pending.count:]   # consume
+        seqs = self._seqs[self._use][self.start:self.start + pending.count].copy()
+        self.start += pending.count                                           # consume
         return batch, seqs
 
 
-def _run_core(maker, checker, decoder_args, seconds, per_call, start, sampler_for, depth=8):
+_END = object()
+
+
+def _run_core(maker, checker, decoder_args, seconds, per_call, start, sampler_for, depth=4):
     stream = StreamDecoder(maker.code.name, **decoder_args)
-    frames_in = queue.Queue(maxsize=depth)        # bounded, as GNU Radio's buffers are
+    frames_in = queue.Queue(maxsize=depth)        # the producer's chunks on their way
     deadline = start + seconds
     out_count = [0]
     errors = []
+    failed = threading.Event()           # the work thread died: the producer stops too
+
+    def put(item):
+        while not failed.is_set():
+            try:
+                return frames_in.put(item, timeout=0.2)
+            except queue.Full:
+                continue
 
     def produce():
         try:
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not failed.is_set():
                 seqs, info, kinds, llr = maker.make(maker.chunk(per_call))
                 checker.sent(seqs, info, kinds)
-                frames_in.put((seqs, llr))
+                put((seqs, llr))
         except BaseException as exc:  # noqa: BLE001  (reported by the main thread)
             errors.append(exc)
         finally:
-            frames_in.put(None)
+            put(_END)
 
     def work():
         try:
-            block, ended = BlockWork(stream, maker.code.n), False
+            block = BlockWork(stream, maker.code.n, min(stream.batch, 4096) + 2 * per_call)
+            ended, held = False, None
             while True:
-                chunks = []
-                if block.waiting() == 0 and not ended:
-                    chunks.append(frames_in.get())          # nothing to do: wait for input
-                while True:
-                    try:
-                        chunks.append(frames_in.get_nowait())
-                    except queue.Empty:
+                while not ended:                 # take in what has come and fits
+                    if held is None:
+                        try:
+                            held = frames_in.get(block=block.waiting() == 0)   # idle: wait
+                        except queue.Empty:
+                            break
+                    if held is _END:
+                        ended, held = True, None
+                    elif block.fits(len(held[0])):
+                        block.push(*held)
+                        held = None
+                    else:
                         break
-                if chunks and chunks[-1] is None:
-                    ended, chunks = True, chunks[:-1]
-                if chunks:
-                    block.push(chunks)
-                if block.waiting() == 0 and ended:
+                if ended and block.waiting() == 0:
                     return
                 done = block.step()
                 if done is not None:
@@ -526,6 +602,7 @@ def _run_core(maker, checker, decoder_args, seconds, per_call, start, sampler_fo
                     out_count[0] += len(batch.kept)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
+            failed.set()
 
     sampler = sampler_for(stream, lambda: out_count[0])
     threads = [threading.Thread(target=produce, name="soak-producer"),
@@ -581,8 +658,10 @@ def run(seconds: float, backend: str = "cpu", code_name: str = "wifi-1944-1/2",
         "info_mbps": counts["frames_out"] * code.k / wall / 1e6,
         "frames_per_s_by_minute": _rate_by_minute(streaming),
         "samples": [{"t": round(t, 2), "rss_mb": round(r / 2**20, 3),
-                     "gpu_mb": None if g is None else round(g / 2**20, 3), "frames_out": f}
-                    for t, r, g, f in samples],
+                     "gpu_mb": None if g is None else round(g / 2**20, 3), "frames_out": f,
+                     "malloc_in_use_mb": None if h is None else round(h / 2**20, 3),
+                     "malloc_held_mb": None if a is None else round(a / 2**20, 3), "py_blocks": b}
+                    for t, r, g, f, h, a, b in samples],
     }
     result["failures"] = verdict(result)
     return result
@@ -591,7 +670,7 @@ def run(seconds: float, backend: str = "cpu", code_name: str = "wifi-1944-1/2",
 def _rate_by_minute(samples) -> list:
     """Frames out per second over each minute of the run (steady throughput: no slow-down)."""
     rates, last = [], (0.0, 0)
-    for t, _, _, frames in samples:
+    for t, _, _, frames, *_ in samples:
         if t - last[0] >= 60.0 or t == samples[-1][0]:
             if t > last[0]:
                 rates.append(round((frames - last[1]) / (t - last[0]), 1))
@@ -607,7 +686,10 @@ def verdict(result: dict) -> list[str]:
         failures.append(f"{result['lost']} frames lost (first: {result['lost_first']})")
     if result["out_of_order"]:
         failures.append(f"{result['out_of_order']} frames repeated or out of order")
-    if result["frames_out"] + result["dropped_by_policy"] + result["lost"] != result["frames_in"] + result["out_of_order"]:
+    if result["untagged"]:
+        failures.append(f"{result['untagged']} frames left the decoder without their seq tag")
+    if (result["frames_out"] + result["dropped_by_policy"] + result["lost"]
+            != result["frames_in"] + result["out_of_order"]):
         failures.append("frames out + dropped + lost != frames in")
     if result["good_frames_wrong"]:
         failures.append(f"{result['good_frames_wrong']} good frames decoded wrong "
@@ -654,10 +736,11 @@ def summary(result: dict) -> str:
                      f"{t['payload']:7} {t['all_zero']:7}")
     lines.append("  (out: left the decoder; flagged: marked bad_llr; valid: syndrome zero; payload: decoded "
                  "to the payload sent; zeros: decoded to all zeros)")
-    for name, label in (("rss", "RSS"), ("gpu", "GPU memory in use")):
+    for name, label in (("rss", "RSS"), ("gpu", "GPU memory in use"), ("malloc_in_use", "C heap in use"),
+                        ("malloc_held", "C heap held")):
         m = mem[name]
         if m is None:
-            lines.append(f"{label}: not measured (not on a GPU)" if name == "gpu" else f"{label}: -")
+            lines.append(f"{label}: not measured" + (" (not on a GPU)" if name == "gpu" else ""))
             continue
         slope = m["second_half_slope_mb_per_min"]
         lines.append(f"{label}: {m['start_mb']:.1f} MiB at start, {m['warm_mb']:.1f} after warm-up, "
