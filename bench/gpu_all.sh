@@ -3,14 +3,12 @@
 # test, run the benchmarks; everything lands under $OUT.  From the project root, carrying
 # .device (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
 #   bash bench/gpu_all.sh                       # every stage (about 12 minutes)
-#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb gr sim soak
+#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb gr sim
 # Stages: tests (tests/gpu + the GPU noise check), front (bench/gpu_front_door.py: gl.Decoder, what
 # a user gets, beside the lower-level objects; the headline figures), binary (bench/gpu_binary.py: Tables II/III,
 # Sionna, CPU rows, latency), versions (bench/gpu_versions.py --latency-only: the latency
 # kernels side by side), nb (bench/gpu_nb.py), gr (GNU Radio block path, core), sim (50 s of
-# the GF(q) campaign resumed from bench/results: the campaign's frames per second), soak (5 minutes
-# of bench/soak.py --path core on cuda: 1 % bad frames in bursts, nothing lost, RSS and device
-# memory within 5 % of their value after the first minute; named only, not among the defaults).
+# the GF(q) campaign resumed from bench/results: the campaign's frames per second).
 set -uo pipefail
 source tools/device_env.sh || exit 1
 export GPULDPC_CACHE_DIR=/tmp/gpuldpc-cache
@@ -44,6 +42,8 @@ want versions && run versions 120 python3 bench/gpu_versions.py --latency-only -
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want gr && run gr 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
+# soak (named only, not among the defaults: 5 minutes): bench/soak.py's work path on cuda, 1 % bad
+# frames in bursts; nothing lost, RSS and device memory within 5 % of their value after the first minute
 want soak && run soak 420 python3 bench/soak.py --path core --backend cuda --seconds 300 --out "$OUT"
 # the reference results, for the next call (in parts: $OUT brings back files of up to 16 MiB)
 [ -d .refcache ] && [ -n "${REFCACHE_BACK:-}" ] && tar czf - .refcache | split -b 15m - "$OUT/refcache.tgz.part-"
