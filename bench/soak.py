@@ -28,9 +28,10 @@ Paths:
   each frame carries a ``seq`` stream tag, which the decoder must move with its frame.
 * ``core``: no GNU Radio (the GPU machine has none).  A producer thread makes the frames
   into a bounded queue, taken into an input buffer (:class:`BlockWork`); a work thread drives
-  :class:`gpuldpc.streaming.StreamDecoder` exactly as the block's ``general_work`` does:
-  the frames after the batch in flight are handed over (``submit``), then the batch in
-  flight is finished (``finish``) and only then consumed; with nothing more waiting, a
+  :class:`gpuldpc.streaming.StreamDecoder` as the block's ``general_work`` does, one batch
+  in flight (``StreamDecoder.work`` where the stream has it, else the same step written
+  out): the frames after the batch in flight are handed over (``submit``), then the batch
+  in flight is finished (``finish``) and only then consumed; with nothing more waiting, a
   call finishes its own batch at once.
 
 Checked: every frame made leaves the decoder once, in order, unless dropped by the
@@ -510,6 +511,7 @@ class BlockWork:
 
     def __init__(self, stream: StreamDecoder, n: int, capacity: int):
         self.stream, self.capacity = stream, capacity
+        self.out = np.empty((min(stream.batch, capacity), stream.vlen_out), dtype=np.uint8)
         self._frames = [np.empty((capacity, n), dtype=np.float32) for _ in range(2)]
         self._seqs = [np.empty(capacity, dtype=np.int64) for _ in range(2)]
         self._use = self.start = self.end = 0
@@ -536,10 +538,21 @@ class BlockWork:
         self.end += count
 
     def step(self):
-        """One ``general_work`` call: (FrameBatch, sequence numbers of its input frames) or None."""
+        """One ``general_work`` call: (FrameBatch, sequence numbers of its input frames, the
+        words written to the output) or None.  :meth:`StreamDecoder.work` where the stream has
+        it (the block's step itself, words copied into an output buffer), else the same step
+        written out with ``submit``/``finish``."""
         self._moved = False
         stream, pending = self.stream, self.pending
         inp = self._frames[self._use][self.start:self.end]
+        work = getattr(stream, "work", None)
+        if work is not None:
+            consumed, batch = work(inp, self.out)
+            if batch is None:
+                return None
+            seqs = self._seqs[self._use][self.start:self.start + consumed].copy()
+            self.start += consumed
+            return batch, seqs, self.out[:batch.kept.size]
         first = pending.count if pending is not None else 0
         new = min(len(inp) - first, stream.batch)
         handed = stream.submit(inp[first:first + new]) if new > 0 else None
@@ -554,7 +567,7 @@ class BlockWork:
         batch = stream.finish(pending)
         seqs = self._seqs[self._use][self.start:self.start + pending.count].copy()
         self.start += pending.count                                           # consume
-        return batch, seqs
+        return batch, seqs, batch.out
 
 
 _END = object()
@@ -608,8 +621,8 @@ def _run_core(maker, checker, decoder_args, seconds, per_call, start, sampler_fo
                     return
                 done = block.step()
                 if done is not None:
-                    batch, seqs = done
-                    checker.received(seqs[batch.kept], batch.out, batch.bad_llr, batch.valid)
+                    batch, seqs, words = done
+                    checker.received(seqs[batch.kept], words, batch.bad_llr, batch.valid)
                     out_count[0] += len(batch.kept)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
