@@ -50,6 +50,9 @@ if want gr; then   # the block's work path, three times each, interleaved: numpy
   done
 fi
 want sim && run sim 120 env SIM_ONLY=nb SIM_NB_LIMIT=50 OUT="$OUT" bash bench/sim_campaigns.sh
+# soak (named only, not among the defaults: 5 minutes): bench/soak.py's work path on cuda, 1 % bad
+# frames in bursts; nothing lost, RSS and device memory within 5 % of their value after the first minute
+want soak && run soak 420 python3 bench/soak.py --path core --backend cuda --seconds 300 --out "$OUT"
 # the reference results, for the next call (in parts: $OUT brings back files of up to 16 MiB)
 [ -d .refcache ] && [ -n "${REFCACHE_BACK:-}" ] && tar czf - .refcache | split -b 15m - "$OUT/refcache.tgz.part-"
 echo "total $((SECONDS - t0))s"
