@@ -3,7 +3,8 @@
 // backend follows):
 //   NaN  -> +0 (an erasure),
 //   +inf -> +kLlrSaturation, -inf -> -kLlrSaturation,
-// and the frame is flagged.  Fixed-point loads then scale and clip the
+// and the frame is flagged; finite |x| > kLlrSaturation -> +-kLlrSaturation
+// (not flagged).  Fixed-point loads then scale and clip the
 // saturated value like any large LLR.
 #pragma once
 
@@ -20,15 +21,21 @@ namespace cpu {
 // the CUDA kernels' kLlrSaturation (exported as gpuldpc._core.llr_saturation).
 inline constexpr float kLlrSaturation = 18446744073709551616.0f;
 
+// Exponent field of 2^64 (64 + 127 = 191): values whose field is at least this
+// (|x| >= 2^64, +-inf, NaN) take the rule.
+inline constexpr uint32_t kBeyondExponent = 191u << 23;
+
 // Applies the rule to x in place; true when x was NaN or +-inf (exponent bits
-// all ones).  The finite case costs a mask and a compare with a branch that
-// is never taken on clean input.
+// all ones).  A finite |x| beyond kLlrSaturation is clamped to it (not
+// flagged: finite), so no decoder's sums overflow.  The usual case costs a
+// mask and a compare with a branch that is never taken on clean input.
 inline bool ApplyBadLlrRule(float& x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
-  if (HWY_LIKELY((bits & 0x7f800000u) != 0x7f800000u)) return false;
-  x = (bits & 0x007fffffu) != 0 ? 0.0f : std::copysign(kLlrSaturation, x);
-  return true;
+  if (HWY_LIKELY((bits & 0x7f800000u) < kBeyondExponent)) return false;
+  const bool nonfinite = (bits & 0x7f800000u) == 0x7f800000u;
+  x = nonfinite && (bits & 0x007fffffu) != 0 ? 0.0f : std::copysign(kLlrSaturation, x);
+  return nonfinite;
 }
 
 }  // namespace cpu

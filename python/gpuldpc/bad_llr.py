@@ -9,7 +9,9 @@ extra pass over the batch on the host:
 * NaN becomes 0 (an erasure: no information about the bit or symbol);
 * +inf becomes ``+LLR_SATURATION``, -inf ``-LLR_SATURATION`` (a certainty, the largest
   LLR the decoders take in; far from float32 overflow even after the decoders' sums);
-* the frame is flagged (``DecodeResult.bad_llr``) and decoded with those values.
+* the frame is flagged (``DecodeResult.bad_llr``) and decoded with those values;
+* a finite LLR beyond +-``LLR_SATURATION`` (1e30, 3e38: a noise estimate near zero) is
+  clamped to it, not flagged (it is a number), so no decoder's sums overflow float32.
 
 What the caller gets is the decoder's ``on_bad_llr`` policy:
 
@@ -32,12 +34,13 @@ POLICIES = ("raise", "erase")
 def sanitized(llr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(``llr`` with the rule applied, bool [batch] frames that held NaN or +-inf): the host
     form of the rule, for the reference backend.  ``llr`` is returned as it is when every
-    value is finite."""
+    value is finite and within +-``LLR_SATURATION``."""
     flat = llr.reshape(llr.shape[0], -1)
     bad = ~np.isfinite(flat).all(axis=1)
-    if not bad.any():
+    if not bad.any() and not (np.abs(flat) >= LLR_SATURATION).any():
         return llr, bad
-    clean = np.nan_to_num(llr, nan=0.0, posinf=LLR_SATURATION, neginf=-LLR_SATURATION)
+    clean = np.clip(np.nan_to_num(llr, nan=0.0, posinf=LLR_SATURATION, neginf=-LLR_SATURATION),
+                    -LLR_SATURATION, LLR_SATURATION).astype(llr.dtype, copy=False)
     return clean, bad
 
 

@@ -1,9 +1,9 @@
 """Frame-stream adapters: what a streaming block (GNU Radio or other) runs.
 
 The GNU Radio blocks in ``gnuradio.gpuldpc`` are thin skins over the two classes
-here, so that their whole work path -- code lookup, vector lengths, LLR sign
-conversion, staging, batching, drop/pass of failed frames and the counters --
-runs and is tested without GNU Radio (the GPU machine has none).
+here, so that their whole work path -- code lookup, vector lengths, LLR sign,
+batching and pipelining, bad frames, backend faults, drop/pass of failed frames and
+the counters -- runs and is tested without GNU Radio (the GPU machine has none).
 
 Stream layout (one stream item = one frame, as in gr-ldpc-toolbox):
 
@@ -523,6 +523,8 @@ class StreamDecoder:
         """
         with self._lock:
             c = Counters(**vars(self._counters))
+            if self._outstanding:                  # a pipelined stream is never idle: count the ongoing stretch
+                c.busy_s += time.perf_counter() - self._busy_since
         coded_bits = c.frames * self.code.n * self.code.bits_per_symbol
         return {
             "frames": c.frames,

@@ -121,3 +121,25 @@ def test_compiled_decoder_returns_the_flags(wifi):
     bits, iterations, valid, flags = impl.decode(spoiled)
     assert flags.dtype == np.bool_ and flags.tolist() == [False, True, False, False, True]
     assert bits.shape == (5, code.n) and iterations.shape == valid.shape == (5,)
+
+
+@pytest.mark.parametrize("backend,precision", [("cpu", "float32"), ("cpu", "int16"), ("cpu", "int8"),
+                                               ("reference", "float32")])
+def test_huge_finite_llrs_are_clamped_not_overflowed(wifi, backend, precision):
+    """Finite LLRs beyond 2^64 (1e30, 1e38, 3e38: a noise estimate near zero) decode as
+    +-2^64 -- the received signs, no overflow inside the decoder -- and are not flagged."""
+    code, llr = wifi
+    llr = llr[:16]
+    sign = np.where(llr < 0, np.float32(-1), np.float32(1))
+    dec = gl.Decoder(code, backend=backend, precision=precision, max_iterations=8, on_bad_llr="raise")
+    want = dec.decode(sign * np.float32(bad_llr.LLR_SATURATION))
+    for magnitude in (1e30, 1e38, 3e38):
+        got = dec.decode(sign * np.float32(magnitude))
+        np.testing.assert_array_equal(got.bits, want.bits)
+        np.testing.assert_array_equal(got.iterations, want.iterations)
+        assert not got.bad_llr.any()
+    mixed = llr.copy()
+    mixed[3, :7] = np.float32(3e38) * sign[3, :7]                # a few huge values in a noisy frame
+    clamped = llr.copy()
+    clamped[3, :7] = np.float32(bad_llr.LLR_SATURATION) * sign[3, :7]
+    np.testing.assert_array_equal(dec.decode(mixed).bits, dec.decode(clamped).bits)

@@ -204,3 +204,23 @@ def test_positive_llr_bit_is_applied_in_the_kernels_load(cuda, frames, settings)
     assert gnuradio.valid.sum() > 150          # decoding works (flooding SPA: about 200 of 300 at 2 dB)
     if dtype is not np.int8:
         assert np.flatnonzero(gnuradio.bad_llr).tolist() == [5, 150, 299]
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(preset="latency"), dict(precision="float16"),
+                                      dict(schedule="flooding", algorithm="spa")],
+                         ids=["float32", "latency", "float16", "flooding-spa"])
+def test_huge_finite_llrs_are_clamped_in_the_load(cuda, frames, settings):
+    """LLRs beyond 2^64 (1e30, 3e38) decode as +-2^64 (no overflow in the kernels), unflagged:
+    the same results as the clamped values, on every kernel family."""
+    code = gl.codes.get(WIMAX)
+    _, llr = frames(code, 2.0, 64, seed=29)
+    huge, clamped = llr.copy(), llr.copy()
+    sign = np.where(llr[[4, 40]] < 0, np.float32(-1), np.float32(1))
+    huge[[4, 40]] = sign * np.float32(3e38)
+    huge[7, :50] = np.copysign(np.float32(1e30), llr[7, :50])
+    clamped[[4, 40]] = sign * np.float32(bad_llr.LLR_SATURATION)
+    clamped[7, :50] = np.copysign(np.float32(bad_llr.LLR_SATURATION), llr[7, :50])
+    dec = _decoder(cuda, **settings)
+    got, want = dec.decode(huge), dec.decode(clamped)
+    _same(got, want)
+    assert not got.bad_llr.any()

@@ -149,3 +149,15 @@ def test_wrong_vector_length_names_the_expected_one(backend):
     stream = StreamDecoder(CODE, backend=backend)
     with pytest.raises(ValueError, match="vector of 648 LLRs"):
         stream.submit(np.zeros((2, 640), np.float32))
+
+
+def test_coded_mbps_counts_while_a_batch_is_in_flight(stream_frames, backend):
+    """The pipelined step always leaves a batch in flight: the stats must still show the
+    decoder's rate in the middle of a stream, not 0 until it drains."""
+    _, llr_gr, _ = stream_frames
+    stream = StreamDecoder(CODE, backend=backend, batch=BATCH)
+    consumed, batch = stream.work(llr_gr[:2 * BATCH])
+    assert batch is None and consumed == 0                      # handed over, left in flight
+    stream.work(llr_gr[:3 * BATCH])                             # the next one handed over, the first finished
+    stats = stream.stats()
+    assert stats["frames"] == BATCH and stats["coded_mbps"] > 0

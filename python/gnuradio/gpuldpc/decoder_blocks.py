@@ -1,8 +1,9 @@
 """Stream decoder blocks: ``ldpc_decoder`` (binary) and ``nb_ldpc_decoder`` (GF(q)).
 
 Thin skins over :class:`gpuldpc.streaming.StreamDecoder`, which owns the code,
-the vector lengths, the LLR sign conversion, the staging copy and the counters
-(see its module docstring for the stream layout and the LLR conventions).
+the vector lengths, the LLR sign, the pipelined work step, the bad-frame and fault
+policies and the counters (see its module docstring for the stream layout and the
+LLR conventions).
 
 One stream item is one frame.  A ``work()`` call (:meth:`StreamDecoder.work
 <gpuldpc.streaming.StreamDecoder.work>`) hands over ``min(frames waiting, batch)``
