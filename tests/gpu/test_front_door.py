@@ -224,3 +224,25 @@ def test_huge_finite_llrs_are_clamped_in_the_load(cuda, frames, settings):
     got, want = dec.decode(huge), dec.decode(clamped)
     _same(got, want)
     assert not got.bad_llr.any()
+
+
+def test_tickets_collected_on_other_threads_release_their_events(cuda, frames):
+    """Events of tickets whose results are collected on a thread of their own are destroyed
+    with their context current (PyCUDA otherwise keeps them: a leak the GPU soak showed)."""
+    import concurrent.futures
+    import warnings
+
+    code = gl.codes.get(WIMAX)
+    _, llr = frames(code, 2.0, 512, seed=31)
+    llr = llr.copy()
+    dec = _decoder(cuda, streams=4, chunk_frames=64)
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(20):
+            tickets = [dec.submit(llr) for _ in range(3)]
+            list(pool.map(lambda t: t.result(), tickets))
+            del tickets
+        gc.collect()
+    pool.shutdown()
+    assert not [w for w in seen if "could not be cleaned up" in str(w.message)]

@@ -56,7 +56,7 @@ import numpy as np
 from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
 from .driver import device_ids, driver
-from .host_memory import (HostRegistry, ResultPool, is_pinned, mapped_address,
+from .host_memory import (HostRegistry, ResultPool, is_pinned, mapped_address, release_events,
                           pinned_empty)
 
 
@@ -115,9 +115,11 @@ class Ticket:
     def done(self):
         """Collected: the result block no longer waits for the streams (``streams`` is what
         the pool waits for before it hands the block out again, should the ticket be
-        dropped uncollected); the input is let go."""
-        self.streams.clear()
+        dropped uncollected); the input is let go.  The events are released with their
+        context current (:func:`release_events`)."""
+        release_events(self.streams)
         self.keep = None
+
 
 
 class DeviceInput(NamedTuple):

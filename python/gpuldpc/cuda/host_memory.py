@@ -97,6 +97,21 @@ def _size_class(nbytes: int) -> int:
     return max(1 << 16, 1 << (max(nbytes, 1) - 1).bit_length())
 
 
+def release_events(triples: list, wait: bool = False):
+    """Empty a list of (engine, slot, event), waiting for each event first if ``wait``, with
+    each event's context current: PyCUDA cannot destroy an event from a thread where its
+    context is not current and keeps it ("event in out-of-thread context could not be
+    cleaned up"), which leaked the events of every ticket collected on a thread of its own
+    (RSS +3.4 MiB a minute in a 5-minute GPU soak; device memory flat)."""
+    while triples:
+        ctx = triples[-1][0].ctx
+        with ctx.current():
+            while triples and triples[-1][0].ctx is ctx:
+                if wait:
+                    triples[-1][2].synchronize()
+                triples.pop()
+
+
 class ResultPool:
     """Page-locked blocks for the results of decode calls, reused once released.
 
@@ -131,9 +146,7 @@ class ResultPool:
                 self.pinned_bytes += size
         if entry is not None:
             block, old_guard = entry
-            for eng, _, event in old_guard:
-                with eng.ctx.current():
-                    event.synchronize()
+            release_events(old_guard, wait=True)
         elif grow:
             block = pinned_empty(size, np.uint8, self.ctx)
         else:
