@@ -122,7 +122,9 @@ def load_code(spec: str) -> Code:
       the 5G NR mother codes ``"nr-bg1-z384"``);
     * a 5G NR code block with rate matching, ``"nr-k<k>-e<E>[-rv<rv>]"`` (optionally
       ``-bg<1|2>``, ``-nref<N>``, ``-qm<Qm>``; :func:`gpuldpc.codes.nr`), e.g.
-      ``"nr-k8448-e12672-rv2"``: E LLRs in, k bits out;
+      ``"nr-k8448-e12672-rv2"``: E LLRs in, k bits out; several of them joined by ``+``
+      (``"nr-k1000-e1200-rv0+nr-k1000-e1200-rv2"``) are one code block's transmissions
+      soft-combined (:func:`gpuldpc.codes.combine`): their LLRs side by side in, k bits out;
     * the path of an alist file (binary or GF(q), :func:`gpuldpc.codes.from_alist`);
     * the path of a QC base-matrix file followed by ``:z=<expansion>`` for a
       binary code or ``:q=<field size>`` for a GF(q) code, e.g.
@@ -140,9 +142,10 @@ def load_code(spec: str) -> Code:
         return codes.get(spec)
     except codes.UnknownCodeError as exc:
         unknown = exc
-    block = _NR_BLOCK.match(spec)
-    if block:
-        return _nr_block(block)
+    blocks = [_NR_BLOCK.match(part) for part in spec.split("+")]
+    if all(blocks):
+        parts = [_nr_block(block) for block in blocks]
+        return parts[0] if len(parts) == 1 else codes.combine(*parts)
     base = _BASE_SUFFIX.match(spec)
     path = os.path.expanduser(base.group("path") if base else spec)
     if not os.path.isfile(path):
