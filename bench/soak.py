@@ -516,7 +516,6 @@ class BlockWork:
         self._seqs = [np.empty(capacity, dtype=np.int64) for _ in range(2)]
         self._use = self.start = self.end = 0
         self._moved = False
-        self.pending = None
 
     def waiting(self) -> int:
         return self.end - self.start
@@ -538,36 +537,17 @@ class BlockWork:
         self.end += count
 
     def step(self):
-        """One ``general_work`` call: (FrameBatch, sequence numbers of its input frames, the
-        words written to the output) or None.  :meth:`StreamDecoder.work` where the stream has
-        it (the block's step itself, words copied into an output buffer), else the same step
-        written out with ``submit``/``finish``."""
+        """One ``general_work`` call, :meth:`StreamDecoder.work` (the block's step itself, the
+        words copied into an output buffer): (FrameBatch, sequence numbers of its input
+        frames, the words written to the output) or None."""
         self._moved = False
-        stream, pending = self.stream, self.pending
         inp = self._frames[self._use][self.start:self.end]
-        work = getattr(stream, "work", None)
-        if work is not None:
-            consumed, batch = work(inp, self.out)
-            if batch is None:
-                return None
-            seqs = self._seqs[self._use][self.start:self.start + consumed].copy()
-            self.start += consumed
-            return batch, seqs, self.out[:batch.kept.size]
-        first = pending.count if pending is not None else 0
-        new = min(len(inp) - first, stream.batch)
-        handed = stream.submit(inp[first:first + new]) if new > 0 else None
-        if pending is None:
-            if handed is None:
-                return None
-            if len(inp) > new:                 # more frames wait: finish this one next call
-                self.pending = handed
-                return None
-            pending, handed = handed, None
-        self.pending = handed
-        batch = stream.finish(pending)
-        seqs = self._seqs[self._use][self.start:self.start + pending.count].copy()
-        self.start += pending.count                                           # consume
-        return batch, seqs, batch.out
+        consumed, batch = self.stream.work(inp, self.out)
+        if batch is None:
+            return None
+        seqs = self._seqs[self._use][self.start:self.start + consumed].copy()
+        self.start += consumed
+        return batch, seqs, self.out[:batch.kept.size]
 
 
 _END = object()

@@ -32,12 +32,8 @@ LLRs (``llr_input="symbol"``) are in the core's Min-Max convention
 
 The frames are handed to :class:`gpuldpc.Decoder` where they lie (built with
 ``positive_llr_bit``: the GPU kernels and the C++ load apply the sign), so they must
-stay unchanged until their batch is finished.  One exception, on the ``cuda`` backend:
-binary frames in memory NumPy does not own (GNU Radio's buffers), which the GPU cannot
-read in place, are first copied by several threads into one of two page-locked arrays
-of the decoder (:mod:`gpuldpc.row_copy`), so the engine copies nothing more and the
-copy of one batch overlaps the decoding of the other (measured on an H100 host: 3.0
-Gb/s when the engine staged chunk by chunk, see docs/blocks.md).  :meth:`StreamDecoder.work`
+stay unchanged until their batch is finished; how they reach a GPU (page-locked in
+place, or staged) is the backend's business.  :meth:`StreamDecoder.work`
 is a block's ``general_work`` step: it hands the next batch over before it waits for
 the previous one (:meth:`StreamDecoder.submit` / :meth:`StreamDecoder.finish`), so
 the copy-in and decoding of one batch overlap the output of the other, and a
@@ -72,7 +68,7 @@ from . import codes, gf
 from .codes.code import Code
 from .decoders.front import Decoder
 from .errors import BackendFault, BackendUnavailable
-from .row_copy import copy_rows, numpy_owner
+from .row_copy import copy_rows
 
 OUTPUTS = ("info", "codeword")
 LLR_INPUTS = ("bit", "symbol")
@@ -80,16 +76,6 @@ OUTPUT_FORMATS = ("symbols", "bits")
 ON_FAILURE = ("pass", "drop")
 ON_BAD_LLR = ("erase", "drop")
 PRESETS = ("latency", "throughput")
-
-PRESET_BATCH = {"latency": 1, "throughput": 64}
-"""Frames per ``work()`` call when neither ``batch`` nor the backend says otherwise.
-
-``latency``: one frame per call (a frame leaves as soon as it arrives);
-``throughput``: enough frames that the backend's per-call overhead and its
-threads are amortised.  A backend that knows better exposes
-``Decoder.preferred_batch(preset)`` and that value is used instead.
-"""
-
 
 def _check_choice(name, value, choices):
     if value not in choices:
@@ -307,8 +293,7 @@ class StreamDecoder:
             options["streams"] = streams
         self._args = dict(decoder_args, **options)
         self.decoder = self._make_decoder(positive_llr_bit, **self._args)
-        hint = getattr(self.decoder, "preferred_batch", None)
-        self.batch = int(batch) or int(hint(preset) if callable(hint) else PRESET_BATCH[preset])
+        self.batch = int(batch) or self.decoder.preferred_batch(preset)
         self._lock = threading.Lock()
         self._counters = Counters()
         self._outstanding = 0
@@ -316,7 +301,6 @@ class StreamDecoder:
         self._failed: list[Decoder] = []
         self._retired: list[Decoder] = []
         self._in_flight: Pending | None = None     # the batch :meth:`work` left in flight
-        self._stages: list[np.ndarray] = []        # page-locked copies of foreign input (cuda)
 
     def _make_decoder(self, positive_llr_bit, **args) -> Decoder:
         return Decoder(self.code, on_bad_llr="erase", positive_llr_bit=positive_llr_bit, **args)
@@ -365,7 +349,7 @@ class StreamDecoder:
             self._outstanding += 1
         decoder = self.decoder
         try:
-            ticket = decoder.submit(self._decoder_input(self._staged(frames)))
+            ticket = decoder.submit(self._decoder_input(frames))
         except Exception as exc:
             if not is_backend_fault(exc):
                 self._idle()
@@ -373,22 +357,6 @@ class StreamDecoder:
             self._fall_back(exc)
             ticket = None
         return Pending(frames, decoder, ticket)
-
-    def _staged(self, frames: np.ndarray) -> np.ndarray:
-        """``frames``, or on the cuda backend a page-locked copy of binary frames that lie in
-        memory NumPy does not own; the two copies alternate (at most two batches are in
-        flight: :meth:`work`'s and the one being handed over)."""
-        if (self.decoder.backend != "cuda" or not self.code.is_binary
-                or numpy_owner(frames) is not None or frames.shape[0] > self.batch):
-            return frames
-        if not self._stages:
-            self._stages = [self.decoder.pinned_llr(self.batch) for _ in range(2)]
-        if self._stages[0].dtype != frames.dtype:       # a decoder taking int8 or float16 LLRs
-            return frames
-        stage = self._stages.pop(0)
-        self._stages.append(stage)
-        copy_rows(stage[:frames.shape[0]], frames)
-        return stage[:frames.shape[0]]
 
     def finish(self, pending: Pending) -> FrameBatch:
         """Wait for a submitted batch; apply the policies, update the counters."""
@@ -467,9 +435,7 @@ class StreamDecoder:
         if any(failed is d for d in self._failed):
             return                     # a second batch of the same failure: already moved
         self._failed.append(failed)
-        args = {k: v for k, v in self._args.items() if k not in _GPU_OPTIONS and k != "backend"}
-        if args.get("precision") == "float16":
-            args["precision"] = "float32"
+        args = self._host_args()
         for backend in ("cpu", "reference"):
             if backend == failed.backend:
                 continue
@@ -490,13 +456,17 @@ class StreamDecoder:
         except Exception:  # noqa: BLE001  (a failed device may fail to release: nothing to save)
             pass
 
+    def _host_args(self) -> dict:
+        """The decoder arguments for a host backend: without the GPU's options and the
+        backend, float16 arithmetic (GPU only) as float32."""
+        args = {k: v for k, v in self._args.items() if k not in _GPU_OPTIONS and k != "backend"}
+        if args.get("precision") == "float16":
+            args["precision"] = "float32"
+        return args
+
     def _current_args(self) -> dict:
         """The decoder arguments of the backend in use (the fallback's after a fallback)."""
-        if not self._failed:
-            return self._args
-        args = {k: v for k, v in self._args.items() if k not in _GPU_OPTIONS}
-        return dict(args, backend=self.decoder.backend,
-                    precision=self.decoder.settings.precision)
+        return dict(self._host_args(), backend=self.decoder.backend) if self._failed else self._args
 
     def _idle(self):
         with self._lock:
