@@ -1,13 +1,13 @@
-"""Row copies split over threads, ``dst[...] = src`` at the host's memory bandwidth, and
-who owns an array's memory.
+"""Row copies split over threads: ``dst[...] = src`` at the host's memory bandwidth.
 
 One thread copies a few GB/s (10.6 GB/s measured on an H100 host), less than PCIe moves
 (about 50 GB/s) and less than a GPU decodes float32 LLRs (4 bytes per coded bit at
 12 Gb/s = 48 GB/s); NumPy releases the GIL while it copies, so :data:`THREADS` threads
 copying a block of rows each reach the host's multi-threaded bandwidth (20-40 GB/s
 measured on the GPU hosts).  Used where rows must move on the host: the CUDA engine's
-staging of foreign input (:mod:`gpuldpc.cuda.engine`), and the stream blocks' staging
-of GNU Radio's buffers and copy of decoded words into them (:mod:`gpuldpc.streaming`).
+staging of foreign input (:mod:`gpuldpc.cuda.engine`), the stream blocks' copy of
+decoded words into GNU Radio's output buffer (:mod:`gpuldpc.streaming`) and the rate
+recovery of shaped codes (:mod:`gpuldpc.codes.shaping`).
 """
 from __future__ import annotations
 
@@ -47,15 +47,3 @@ def by_rows(work, rows: int, nbytes: int, threads: int | None = None):
 def copy_rows(dst: np.ndarray, src: np.ndarray, threads: int | None = None):
     """``dst[...] = src`` (same shape; any strides), split by rows (:func:`by_rows`)."""
     by_rows(lambda a, b: np.copyto(dst[a:b], src[a:b]), src.shape[0], src.nbytes, threads)
-
-
-def numpy_owner(array: np.ndarray):
-    """The ndarray that owns ``array``'s memory (following ``.base``), or None when the
-    memory belongs to something else (a foreign buffer, e.g. GNU Radio's: its lifetime is
-    not NumPy's to see, so it cannot be page-locked in place)."""
-    base = array
-    while isinstance(base, np.ndarray):
-        if base.flags.owndata:
-            return base
-        base = base.base
-    return None

@@ -67,7 +67,7 @@ class _FrameDecoderBlock(gr.basic_block):
     """Common body of the stream decoders (a general block: dropped frames change the rate)."""
 
     def __init__(self, name: str, stats_interval: float, **stream_args):
-        self.core = StreamDecoder(warn=lambda line: gr.log.warn(line), **stream_args)
+        self.core = StreamDecoder(warn=gr.log.warn, **stream_args)
         gr.basic_block.__init__(self, name=name,
                                 in_sig=[(np.float32, self.core.vlen_in)],
                                 out_sig=[(np.uint8, self.core.vlen_out)])

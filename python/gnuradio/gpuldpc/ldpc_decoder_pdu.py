@@ -44,7 +44,7 @@ class ldpc_decoder_pdu(gr.basic_block):
                  devices=None, streams=None, on_bad_llr="erase"):
         self.core = StreamDecoder(code, positive_llr_bit=positive_llr_bit, output=output,
                                   on_failure=on_failure, on_bad_llr=on_bad_llr,
-                                  warn=lambda line: gr.log.warn(line), llr_input=llr_input,
+                                  warn=gr.log.warn, llr_input=llr_input,
                                   output_format=output_format, preset="latency",
                                   devices=devices, streams=streams, algorithm=algorithm,
                                   schedule=schedule, max_iterations=max_iterations,

@@ -121,7 +121,6 @@ class Ticket:
         self.keep = None
 
 
-
 class DeviceInput(NamedTuple):
     """LLRs already in device memory: ``pointer`` to ``frames`` rows of ``frame_bytes`` each."""
 

@@ -22,7 +22,6 @@ import weakref
 
 import numpy as np
 
-from ..row_copy import numpy_owner
 from .driver import driver
 
 _PINNED_KINDS: tuple = ()
@@ -177,6 +176,17 @@ def _libcuda():
     return _cuda_library
 
 
+def _owner(array: np.ndarray):
+    """The ndarray that owns ``array``'s memory (following ``.base``), or None when the
+    memory belongs to something else (a foreign buffer: its lifetime is not ours to see)."""
+    base = array
+    while isinstance(base, np.ndarray):
+        if base.flags.owndata:
+            return base
+        base = base.base
+    return None
+
+
 class HostRegistry:
     """Caller arrays page-locked in place (``cuMemHostRegister``) while they live.
 
@@ -227,7 +237,7 @@ class HostRegistry:
     def pin(self, rows: np.ndarray) -> bool:
         """Whether the memory of ``rows`` is registered (registering its owner now if it is
         the owner's first call)."""
-        owner = numpy_owner(rows)
+        owner = _owner(rows)
         if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
             return False
         key = id(owner)
