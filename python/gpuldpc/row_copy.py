@@ -45,5 +45,9 @@ def by_rows(work, rows: int, nbytes: int, threads: int | None = None):
 
 
 def copy_rows(dst: np.ndarray, src: np.ndarray, threads: int | None = None):
-    """``dst[...] = src`` (same shape; any strides), split by rows (:func:`by_rows`)."""
-    by_rows(lambda a, b: np.copyto(dst[a:b], src[a:b]), src.shape[0], src.nbytes, threads)
+    """``dst[...] = src`` (same shape; any strides), split by rows (:func:`by_rows`) from
+    :data:`SPLIT_BYTES` on."""
+    if src.nbytes < SPLIT_BYTES:
+        np.copyto(dst, src)
+    else:
+        by_rows(lambda a, b: np.copyto(dst[a:b], src[a:b]), src.shape[0], src.nbytes, threads)
