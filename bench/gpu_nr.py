@@ -4,20 +4,27 @@
     python bench/gpu_nr.py [--out DIR] [--quick]
 
 For each code block ``gl.codes.nr(k, E)`` (BG1 Zc 384, k = 8448, at rates 8/9 and 1/3; BG2
-Zc 384, k = 3840, at rate 1/3), 5 iterations, early stop off, layered normalized min-sum in float32, BPSK/AWGN
-LLRs of random blocks:
+Zc 384, k = 3840, at rates 8/9 and 1/3), 5 iterations, early stop off, layered normalized
+min-sum, BPSK/AWGN LLRs of random blocks:
 
 * ``gl.Decoder`` -- what a user gets: E received LLRs in a numpy array, rate recovery on
-  the host into the mother code's LLRs, the mother code's QC kernels (the headline);
-* ``gl.Decoder, mother code`` -- the mother code's LLRs already recovered, page-locked:
-  what the kernels and transfers do without the host's recovery (lower level, labelled);
+  the host straight into the LLRs of the pruned mother code (``code.decoded``:
+  :func:`gpuldpc.codes.shaping.prune`), its QC kernels (the headline), float32 messages;
+  and the same with ``precision="float16"`` where a binary16 kernel holds the pruned shape
+  (else a note);
+* ``gl.Decoder, pruned code`` / ``gl.Decoder, full mother graph`` -- the pruned code's /
+  the whole mother code's LLRs already recovered, page-locked: what the kernels and
+  transfers do without the host's recovery, on the graph decoded now and on the one
+  decoded before pruning (lower level, labelled);
 * ``sionna LDPC5GDecoder`` -- Sionna's 5G decoder (``sionna`` wheel, PyTorch, this GPU;
   its own schedule and check-node rule, ``num_iter=5``) on pinned torch tensors of the
   same E LLRs (logits ln P(1)/P(0): negated);
 * ``cpu`` -- our C++ backend on this machine's cores, same blocks.
 
-Throughput: info bits (k a block) and transmitted bits (E a block) per second; FER on the
-same frames.  Rows go to ``<out>/<gpu>-nr.json`` and a table to ``<out>/<gpu>-nr.txt``.
+int8 E LLRs are not taken by a shaped code yet (the host's rate recovery reads float32):
+no int8 rows.  Throughput: info bits (k a block) and transmitted bits (E a block) per
+second; FER on the same frames.  Rows go to ``<out>/<gpu>-nr.json`` and a table to
+``<out>/<gpu>-nr.txt``.  FER curves against Sionna: ``bench/nr_campaign.py``.
 """
 from __future__ import annotations
 
@@ -36,8 +43,8 @@ import gpuldpc as gl
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import median_time, source_commit  # noqa: E402  (bench/timing.py)
 
-BLOCKS = [(8448, 9504, 1), (8448, 25344, 1), (3840, 11520, 2)]     # (k, E, base graph)
-ITERATIONS, EBN0_DB = 5, {9504: 4.5, 25344: 3.0, 11520: 3.0}
+BLOCKS = [(8448, 9504, 1), (8448, 25344, 1), (3840, 4320, 2), (3840, 11520, 2)]     # (k, E, base graph)
+ITERATIONS, EBN0_DB = 5, {9504: 4.5, 25344: 3.0, 4320: 6.0, 11520: 3.0}
 SIONNA_FRAMES = 512          # Sionna's decoder holds every message of the batch: 8448 blocks ran out of memory
 
 
@@ -67,44 +74,92 @@ def ours(code, reps):
     batch = dec.preferred_batch("throughput")
     info, llr = received(code, batch, EBN0_DB[code.n])
     fer = fer_of(dec.decode(llr).info, info)
+    shape = dict(decoded=code.decoded.name, decoded_edges=code.decoded.edges, mother_edges=code.mother.edges)
     rows = [row(code, batch, median_time(lambda: dec.decode(llr), reps), "gl.Decoder", "numpy", fer,
-                backend="cuda", schedule="layered", precision="float32")]
-    mother = gl.Decoder(code.mother, backend="cuda", devices=[0], **settings)
-    pinned = mother.pinned_llr(batch)
-    pinned[:] = code.recover(llr)
-    rows.append(row(code, batch, median_time(lambda: mother.decode(pinned), reps), "gl.Decoder, mother code",
-                    "pinned, recovered", fer_of(mother.decode(pinned).info[:, :code.k], info), backend="cuda",
-                    schedule="layered", precision="float32"))
+                backend="cuda", schedule="layered", precision="float32", **shape)]
     dec.close()
-    mother.close()
+    notes = []
+    try:
+        half = gl.Decoder(code, backend="cuda", devices=[0], precision="float16", **settings)
+    except gl.BackendUnavailable as exc:
+        notes.append(f"precision='float16': {exc}")
+    else:
+        rows.append(row(code, batch, median_time(lambda: half.decode(llr), reps), "gl.Decoder", "numpy",
+                        fer_of(half.decode(llr).info, info), backend="cuda", schedule="layered",
+                        precision="float16", **shape))
+        half.close()
+    for api, target, recover in (("gl.Decoder, pruned code", code.decoded, code.decoded_shaping.recover),
+                                 ("gl.Decoder, full mother graph", code.mother, code.recover)):
+        if api.endswith("pruned code") and code.decoded is code.mother:
+            continue                                   # nothing pruned: the mother row says it
+        lower = gl.Decoder(target, backend="cuda", devices=[0], **settings)
+        pinned = lower.pinned_llr(batch)
+        pinned[:] = recover(llr)
+        positions = code.decoded_info if target is code.decoded else code.info_positions
+        rows.append(row(code, batch, median_time(lambda: lower.decode(pinned), reps), api, "pinned, recovered",
+                        fer_of(lower.decode(pinned).bits[:, positions], info), backend="cuda",
+                        schedule="layered", precision="float32", **shape))
+        lower.close()
     cpu = gl.Decoder(code, backend="cpu", **settings)
     frames = min(batch, cpu.preferred_batch("throughput"))
     info_c, llr_c = info[:frames], llr[:frames]
     rows.append(row(code, frames, median_time(lambda: cpu.decode(llr_c), 2, warmup=1), "gl.Decoder", "numpy",
                     fer_of(cpu.decode(llr_c).info, info_c), backend="cpu", schedule="layered",
-                    precision="float32", threads=os.cpu_count()))
-    return rows, info, llr
+                    precision="float32", threads=os.cpu_count(), **shape))
+    return rows, info, llr, notes
+
+
+def sionna_decoder(code, iterations, device="cuda:0"):
+    """Sionna's ``LDPC5GDecoder`` for ``code`` (``gl.codes.nr``: Sionna's own rate matching of
+    (k, E), rv 0), flooding belief propagation (boxplus-phi), ``num_iter=iterations``, no
+    early stop: ``(prepare, run)``, ``prepare(llr)`` our E LLRs (float32 [frames, E],
+    positive means 0) as Sionna's logits ln P(1)/P(0) (negated) in a pinned torch tensor,
+    ``run(tensor)`` the k decided information bits uint8 [frames, k] (copied to ``device``,
+    decoded, back on the host).  Raises ImportError without sionna/torch."""
+    import torch
+    from sionna.phy.fec.ldpc import LDPC5GDecoder, LDPC5GEncoder
+
+    enc = LDPC5GEncoder(code.k, code.n, device=device)
+    dec = LDPC5GDecoder(enc, num_iter=iterations, hard_out=True, device=device)
+
+    def prepare(llr):
+        return torch.from_numpy(np.negative(llr)).pin_memory()
+
+    def run(host):
+        bits = dec(host.to(device, non_blocking=True)).to("cpu")
+        torch.cuda.synchronize()
+        return bits.numpy().astype(np.uint8)
+
+    return prepare, run
 
 
 def sionna(code, info, llr, reps):
     try:
-        import torch
-        from sionna.phy.fec.ldpc import LDPC5GDecoder, LDPC5GEncoder
+        prepare, run = sionna_decoder(code, ITERATIONS)
     except Exception as exc:  # record why the peer could not run
         return [], f"sionna not importable: {type(exc).__name__}: {exc}"
-    enc = LDPC5GEncoder(code.k, code.n, device="cuda:0")
-    dec = LDPC5GDecoder(enc, num_iter=ITERATIONS, hard_out=True, device="cuda:0")
-    info, llr = info[:SIONNA_FRAMES], llr[:SIONNA_FRAMES]
-    host = torch.from_numpy(-llr).pin_memory()
+    info, host = info[:SIONNA_FRAMES], prepare(llr[:SIONNA_FRAMES])
+    fer = fer_of(run(host), info)
+    return [row(code, host.shape[0], median_time(lambda: run(host), reps), "sionna LDPC5GDecoder",
+                "pinned torch tensor", fer, backend="sionna", schedule="sionna default")], None
 
-    def run():
-        bits = dec(host.to("cuda", non_blocking=True)).to("cpu")
-        torch.cuda.synchronize()
-        return bits
 
-    fer = fer_of(run().numpy().astype(np.uint8), info)
-    return [row(code, llr.shape[0], median_time(run, reps), "sionna LDPC5GDecoder", "pinned torch tensor", fer,
-                backend="sionna", schedule="sionna default")], None
+def gpu_identity() -> tuple[str, str | None]:
+    """(GPU name, driver) from nvidia-smi; ("cpu", None) on a machine without it."""
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=False).stdout.splitlines()
+    except OSError:
+        smi = []
+    return tuple(x.strip() for x in smi[0].split(",")) if smi else ("cpu", None)
+
+
+def header(**fields) -> dict:
+    """The JSON document's header (DESIGN.md "Measuring"): gpu, driver, versions, commit, date."""
+    gpu, drv = gpu_identity()
+    return dict(gpu=gpu, driver=drv, python=platform.python_version(), numpy=np.__version__,
+                commit=source_commit(), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                **fields)
 
 
 def main(argv=None):
@@ -116,31 +171,30 @@ def main(argv=None):
     rows, notes = [], {}
     for k, e, bg in BLOCKS:
         code = gl.codes.nr(k, e, bg=bg)
-        ours_rows, info, llr = ours(code, reps)
+        ours_rows, info, llr, why_not = ours(code, reps)
         rows += ours_rows
         try:
             peer, why = sionna(code, info, llr, reps)
         except Exception as exc:  # the peer failing is a note, not the end of the run
             peer, why = [], f"sionna failed: {type(exc).__name__}: {exc}"
         rows += peer
-        if why:
-            notes[code.name] = why
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True, check=False).stdout.splitlines()
-    gpu, drv = [x.strip() for x in smi[0].split(",")] if smi else ("gpu", None)
-    doc = dict(gpu=gpu, driver=drv, python=platform.python_version(), numpy=np.__version__,
-               commit=source_commit(), date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               rows=rows, notes=notes)
+        why_not += [why] if why else []
+        if why_not:
+            notes[code.name] = "; ".join(why_not)
+    doc = header(rows=rows, notes=notes)
+    gpu, drv = doc["gpu"], doc["driver"]
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, gpu.replace(" ", "_").lower() + "-nr")
     with open(stem + ".json", "w") as f:
         json.dump(doc, f, indent=2)
     lines = [f"{gpu}  driver {drv}  commit {doc['commit']}  {doc['date']}  ({ITERATIONS} iterations, no early stop)",
-             f"{'api':24s} {'input':22s} {'code block':24s} {'backend':8s} {'frames':>7s} {'info Gb/s':>10s} "
-             f"{'E Gb/s':>8s} {'call ms':>9s} {'FER':>7s}"]
+             f"{'api':30s} {'input':18s} {'code block':28s} {'backend':8s} {'prec':4s} {'frames':>7s} "
+             f"{'info Gb/s':>10s} {'E Gb/s':>8s} {'call ms':>9s} {'FER':>7s}"]
     for r in rows:
-        lines.append(f"{r['api']:24s} {r['input']:22s} {r['code']:24s} {r['backend']:8s} {r['frames_per_batch']:7d} "
-                     f"{r['info_gbps']:10.3f} {r['transmitted_gbps']:8.3f} {r['latency_us'] / 1e3:9.2f} {r['fer']:7.4f}")
+        prec = {"float32": "f32", "float16": "f16"}.get(r.get("precision"), "-")
+        lines.append(f"{r['api']:30s} {r['input']:18s} {r['code']:28s} {r['backend']:8s} {prec:4s} "
+                     f"{r['frames_per_batch']:7d} {r['info_gbps']:10.3f} {r['transmitted_gbps']:8.3f} "
+                     f"{r['latency_us'] / 1e3:9.2f} {r['fer']:7.4f}")
     lines += [f"note {k}: {v}" for k, v in notes.items()]
     with open(stem + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")

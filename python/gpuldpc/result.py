@@ -11,15 +11,21 @@ class DecodeResult(NamedTuple):
     """What ``Decoder.decode`` returns (numpy arrays, first axis = frame).
 
     bits : uint8 [batch, n]
-        Hard decisions (bits, or GF(q) symbols as element integers).
+        Hard decisions (bits, or GF(q) symbols as element integers).  A shaped code
+        (:mod:`gpuldpc.codes.shaping`, e.g. 5G NR): the decisions at its
+        ``decoded_positions``, [batch, len(decoded_positions)], in mother order (the
+        mother codeword less the block columns pruned away).
     info : uint8 [batch, k]
         The information part, ``bits[:, code.info_positions]`` (``bits[:, :k]``
-        for every systematic code).
+        for every systematic code; a shaped code's ``k`` information bits, shortened
+        ones dropped).
     iterations : int32 [batch]
         Iterations run per frame (with early stop: the iteration whose
         decisions satisfied every check; without: ``max_iterations``).
     valid : bool [batch]
-        Syndrome of ``bits`` is zero.
+        Syndrome of ``bits`` is zero (a shaped code: on the checks of its pruned code,
+        ``code.decoded``; the removed parity bits follow from the kept ones, so a valid
+        mother codeword with these bits exists).
     bad_llr : bool [batch]
         The frame's LLRs held NaN or +-inf, decoded as erased / saturated
         (:mod:`gpuldpc.bad_llr`); only ever True with ``on_bad_llr="erase"``

@@ -153,13 +153,14 @@ def decoder_lengths(code, output: str = "info", llr_input: str = "bit",
 
     See the module docstring's table; ``llr_input`` and ``output_format``
     matter for GF(q) codes only.  A shaped code (5G NR block) takes its E transmitted
-    LLRs; ``output="codeword"`` gives its mother codeword's bits.
+    LLRs; ``output="codeword"`` gives the decisions at its ``decoded_positions`` (the
+    mother codeword less the block columns pruned away, :func:`gpuldpc.codes.shaping.prune`).
     """
     code = load_code(code)
     _check_choice("output", output, OUTPUTS)
     _check_choice("llr_input", llr_input, LLR_INPUTS)
     _check_choice("output_format", output_format, OUTPUT_FORMATS)
-    length = code.k if output == "info" else getattr(code, "mother", code).n
+    length = code.k if output == "info" else code.decoded.n if isinstance(code, codes.ShapedCode) else code.n
     if code.is_binary:
         return code.n, length
     m = code.bits_per_symbol

@@ -125,10 +125,10 @@ def test_recover_add_false_overwrites_and_the_pinned_pool_reuses_blocks(backend)
             self.decode = impl.decode
 
         def pinned_llr(self, rows):
-            made.append(np.empty((rows, code.mother.n), np.float32))
+            made.append(np.empty((rows, code.decoded.n), np.float32))
             return made[-1]
 
-    shaped = ShapedBackend(PinnedCpu(cpu_backend.make(code.mother, dec.settings)), code)
+    shaped = ShapedBackend(PinnedCpu(cpu_backend.make(code.decoded, dec.settings)), code)
     for rows in (40, 17, 40, 3):
         got, want = shaped.decode(llr[:rows]), dec.decode(llr[:rows])
         np.testing.assert_array_equal(got.info, want.info)

@@ -3,7 +3,11 @@ graphs, BG1 at Zc = 384 included, and give the cpu backend's bits (which are the
 decoder's, tests/decoders/test_nr_decode.py) for layered min-sum in float32, from the E
 received LLRs of a rate-matched code block (rate recovery on the host, the mother code's
 kernels on the GPU); a shape that does not fit the device (flooding on BG1 Zc >= 288) makes
-``backend="auto"`` fall back to the cpu backend instead of failing."""
+``backend="auto"`` fall back to the cpu backend instead of failing.  Rate-matched blocks run
+on the pruned mother (``code.decoded``, gpuldpc.codes.shaping.prune; its equality with the
+full graph is tested on the CPU, tests/decoders/test_nr_prune.py): the cuda bits equal the
+cpu backend's on it (float32) and the float16 reference decoder's (``precision="float16"``)
+where a binary16 kernel holds the pruned shape."""
 import numpy as np
 import pytest
 
@@ -51,3 +55,43 @@ def test_a_shape_the_device_cannot_hold_falls_back_to_the_cpu(cuda):
         gl.Decoder(code, backend="cuda", schedule="flooding", devices=[0])
     dec = gl.Decoder(code, schedule="flooding", max_iterations=2)
     assert dec.backend == "cpu"
+
+
+PRUNED = [(8448, 9504, 1, 4.5), (3840, 4320, 2, 6.0), (3840, 11520, 2, 2.5)]
+"""(k, E, base graph, Eb/N0): BG1 Zc 384 rate 8/9 (5 x 27 blocks left of 46 x 68), BG2 Zc 384
+rate 8/9 (4 x 14 of 42 x 52) and rate 1/3 (22 x 32)."""
+
+
+@pytest.mark.parametrize("k,e,bg,ebn0", PRUNED, ids=lambda v: str(v))
+@pytest.mark.parametrize("early_stop", [False, True])
+def test_pruned_graph_on_the_gpu_gives_the_cpu_bits(cuda, k, e, bg, ebn0, early_stop):
+    code = gl.codes.nr(k, e, bg=bg)
+    assert code.decoded.n < code.mother.n
+    info, llr = _received(code, 96, ebn0, seed=k + e)
+    settings = dict(algorithm="nms", schedule="layered", max_iterations=5, early_stop=early_stop)
+    want = gl.Decoder(code, backend="cpu", **settings).decode(llr)
+    got = gl.Decoder(code, backend="cuda", devices=[0], **settings).decode(llr)
+    assert got.bits.shape == (96, code.decoded.n) and got.info.shape == (96, k)
+    for field in ("bits", "info", "iterations", "valid", "bad_llr"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+    assert (got.info == info).all(axis=1).mean() > 0.5
+
+
+@pytest.mark.parametrize("k,e,bg,ebn0", PRUNED, ids=lambda v: str(v))
+def test_pruned_graph_in_float16_gives_the_reference_bits(cuda, reference, k, e, bg, ebn0):
+    """The binary16 kernels (``qc_hs*``) take codes of up to (12, 7), (12, 8), (8, 16) or (4, 24)
+    (layers, blocks a row): BG2 at rate 8/9 (4 layers, rows of 10) fits, BG1 at rate 8/9
+    (5 layers, rows of 19) and BG2 at rate 1/3 (22 layers) do not yet."""
+    code = gl.codes.nr(k, e, bg=bg)
+    settings = dict(algorithm="nms", schedule="layered", max_iterations=5, early_stop=True)
+    try:
+        dec = gl.Decoder(code, backend="cuda", precision="float16", devices=[0], **settings)
+    except gl.BackendUnavailable as exc:
+        pytest.skip(f"no float16 kernel for {code.decoded.name}: {exc}")
+    info, llr = _received(code, 32, ebn0, seed=k + e + 1)
+    got = dec.decode(llr)
+    want = reference(code.decoded, code.decoded_shaping.recover(llr), precision="float16", **settings)
+    for field in ("bits", "iterations", "valid"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+    np.testing.assert_array_equal(got.info, want.bits[:, code.decoded_info])
+    assert (got.info == info).all(axis=1).mean() > 0.5

@@ -19,10 +19,31 @@ A :class:`ShapedCode` is a mother :class:`~gpuldpc.codes.Code` plus a Shaping, w
 small interface the encoder and the decoder front read: ``n`` (transmitted bits), ``k``
 (information bits, shortened ones removed), ``encode(info) -> [batch, n]``,
 ``recover(llr) -> mother LLRs [batch, mother.n]``.  :class:`gpuldpc.Decoder` takes a
-ShapedCode: it builds the backend for the mother code, maps each batch of ``n`` received
-LLRs to the mother's LLRs (:meth:`Shaping.recover`, one host pass) and returns
-``DecodeResult.bits`` as the mother codeword's hard decisions [batch, mother.n] and
-``info`` as the ``k`` information bits, shortened bits dropped.
+ShapedCode: it builds the backend for the code it decodes (``decoded``, see below), maps
+each batch of ``n`` received LLRs straight into that code's LLRs (one host pass) and
+returns ``DecodeResult.bits`` as the hard decisions of the decoded positions
+[batch, len(decoded_positions)] and ``info`` as the ``k`` information bits, shortened
+bits dropped.
+
+Pruning (:func:`prune`; ``ShapedCode.decoded``, ``decoded_positions``).  A block column c
+of a QC mother whose z positions are all punctured and which has one nonzero block left
+(row r) carries nothing: its message to row r is its channel LLR 0 plus nothing, so every
+message row r sends to the other columns has magnitude 0 (min-sum: the minimum includes
+0; offset min-sum: max(0 - beta, 0); sum-product: tanh(0) = 0), and removing row r and
+column c changes no other message.  Repeated until nothing changes (a removed row can
+leave another punctured column with one block, or none), this leaves a QC code -- the
+sub-base-matrix of the kept block rows and columns -- whose decoding gives the same
+decisions on the kept positions as the full mother graph, with any schedule, algorithm
+and precision; 5G NR at high rates loses most of its extension rows (BG1, k = 8448, rate
+8/9: 5 of 46 block rows and 27 of 68 columns are left).  A zero syndrome on the kept rows
+means a valid mother codeword exists: undoing the removals in reverse order, each
+removed column is the one unknown of its removed row.  (The full graph's own syndrome
+also checks the removed rows against the removed columns' decisions, which lag one
+update behind; its ``valid`` and early stop can differ from the pruned code's by that
+lag, never its decisions with early stop off.)  Columns holding information bits and
+columns left without any check that are sent or shortened are never removed; a mother
+without QC structure is decoded as it is (``decoded`` is the mother itself, as it is
+when nothing can be removed).
 
 Used by :func:`gpuldpc.codes.nr` (5G NR rate matching) and :func:`shaped` (any code)::
 
@@ -35,13 +56,16 @@ Used by :func:`gpuldpc.codes.nr` (5G NR rate matching) and :func:`shaped` (any c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
+from functools import cached_property
 
 import numpy as np
 
 from ..bad_llr import LLR_SATURATION
 from ..row_copy import by_rows
 from .code import Code
+from .qc import qc_expand
 
 
 def _positions(name: str, values, n_mother: int) -> np.ndarray:
@@ -206,6 +230,70 @@ class Shaping:
                 f"punctured={self.punctured.size}, repeats={self.repeats})")
 
 
+def prune(mother: Code, shaping: Shaping, keep=()) -> tuple[Code, np.ndarray]:
+    """The QC code a shaped code is decoded on, and the mother positions it keeps.
+
+    Removes, while one is left, a block row r and a block column c where every position of
+    c is punctured (``shaping.punctured``), c has exactly one nonzero block among the
+    rows left (in row r), c holds none of ``keep`` (mother positions whose decisions are
+    wanted: the information bits), and no column that is sent or shortened is left
+    without a block; and a punctured column without any block left (none of ``keep``).
+    See the module docstring for why the decisions on the kept positions do not change.
+
+    Returns ``(code, positions)``: ``code`` a binary QC :class:`Code` (the sub-base-matrix
+    of the kept block rows and columns, in mother order; ``code.k`` is the mother's k
+    less z per column removed without a row), ``positions`` int64, the mother position of
+    each of its ``code.n`` columns (increasing).  ``code`` is ``mother`` itself, and
+    ``positions`` 0..n-1, when the mother has no QC base matrix or nothing is removed.
+    """
+    if mother.base is None or not mother.z or not mother.is_binary:
+        return mother, np.arange(mother.n)
+    z = int(mother.z)
+    base = np.asarray(mother.base)
+    mb, nb = base.shape
+    punct = np.zeros(mother.n, bool)
+    punct[shaping.punctured] = True
+    held = np.zeros(mother.n, bool)
+    held[np.asarray(keep, dtype=np.int64)] = True
+    free = punct.reshape(nb, z).all(axis=1) & ~held.reshape(nb, z).any(axis=1)
+    nz = base >= 0
+    rows, cols = np.ones(mb, bool), np.ones(nb, bool)
+    changed = True
+    while changed:
+        changed = False
+        degree = (nz & rows[:, None]).sum(axis=0)
+        for c in np.flatnonzero(cols & free):
+            if degree[c] == 0:
+                cols[c], changed = False, True
+                continue
+            if degree[c] != 1:
+                continue
+            r = int(np.flatnonzero(nz[:, c] & rows)[0])
+            after = degree - nz[r]
+            if ((after == 0) & cols & ~free & (np.arange(nb) != c)).any():
+                continue                          # a sent or shortened column would lose its last check
+            rows[r], cols[c] = False, False
+            degree = after
+            changed = True
+    if rows.all() and cols.all():
+        return mother, np.arange(mother.n)
+    return _pruned_code(mother, tuple(np.flatnonzero(rows)), tuple(np.flatnonzero(cols))), \
+        (np.flatnonzero(cols)[:, None] * z + np.arange(z)).ravel()
+
+
+@functools.lru_cache(maxsize=64)
+def _pruned_code(mother: Code, rows: tuple, cols: tuple) -> Code:
+    """The sub-code of ``mother``'s base matrix at block ``rows`` x ``cols`` (one object per
+    mother and selection, so that backends and encoders built on it are shared)."""
+    base = np.asarray(mother.base)[np.ix_(rows, cols)]
+    mb, nb = mother.base.shape
+    # each removed row took its own column (z independent checks less, z positions less):
+    # k changes only by the columns removed without a row
+    k = mother.k - mother.z * ((nb - len(cols)) - (mb - len(rows)))
+    return Code(f"{mother.name}-pruned-{len(rows)}x{len(cols)}", qc_expand(base, mother.z), k,
+                base=base, z=mother.z)
+
+
 class ShapedCode:
     """A mother code transmitted through a :class:`Shaping`; see the module docstring.
 
@@ -221,8 +309,16 @@ class ShapedCode:
     k : int
         Information bits (the mother's minus the shortened ones).
     info_positions : int64 [k]
-        Mother positions of the information bits (``DecodeResult.info`` is
-        ``bits[:, info_positions]``).
+        Mother positions of the information bits.
+    decoded : Code
+        The code the decoder runs on: the mother pruned of the block rows and columns
+        that carry nothing (:func:`prune`), or the mother itself.
+    decoded_positions : int64 [decoded.n]
+        Mother position of each of ``decoded``'s columns, increasing: ``DecodeResult.bits``
+        holds the hard decisions at these positions.
+    decoded_shaping : Shaping
+        The transmission in ``decoded``'s positions (its :meth:`Shaping.recover` fills
+        the decoder's LLRs).
     """
 
     q = 2
@@ -278,9 +374,41 @@ class ShapedCode:
         """Received LLRs [batch, n] -> mother LLRs [batch, mother.n] (:meth:`Shaping.recover`)."""
         return self.shaping.recover(llr, out, add)
 
+    @cached_property
+    def _pruning(self) -> tuple[Code, np.ndarray]:
+        code, positions = prune(self.mother, self.shaping, self.info_positions)
+        positions.setflags(write=False)
+        return code, positions
+
+    @property
+    def decoded(self) -> Code:
+        return self._pruning[0]
+
+    @property
+    def decoded_positions(self) -> np.ndarray:
+        return self._pruning[1]
+
+    @cached_property
+    def decoded_shaping(self) -> Shaping:
+        code, positions = self._pruning
+        if code is self.mother:
+            return self.shaping
+        index = np.full(self.mother.n, -1, np.int64)
+        index[positions] = np.arange(positions.size)
+        s = self.shaping               # removed columns are all punctured: every index below is >= 0
+        return Shaping(code.n, index[s.transmitted], index[s.shortened])
+
+    @cached_property
+    def decoded_info(self) -> np.ndarray:
+        """Index of each information bit in ``decoded_positions`` (``info = bits[:, decoded_info]``)."""
+        index = np.searchsorted(self.decoded_positions, self.info_positions)
+        index.setflags(write=False)
+        return index
+
     def syndrome(self, words) -> np.ndarray:
-        """Syndrome of mother codewords [batch, mother.n] (``DecodeResult.bits``)."""
-        return self.mother.syndrome(words)
+        """Syndrome on the decoded code's checks of its words [batch, len(decoded_positions)]
+        (``DecodeResult.bits``); zero means a valid mother codeword with these bits exists."""
+        return self.decoded.syndrome(words)
 
     def __repr__(self):
         return f"ShapedCode({self.name!r}, n={self.n}, k={self.k}, mother={self.mother.name!r})"
@@ -339,20 +467,25 @@ def combine(*codes: ShapedCode, name: str | None = None) -> ShapedCode:
 
 
 class ShapedBackend:
-    """A backend of the mother code behind the decoder front: LLRs [batch, n] are recovered
-    to the mother's [batch, mother.n] (float32, one host pass, rows split over threads:
-    :func:`gpuldpc.row_copy.by_rows`) before the backend decodes them, and ``info`` drops
-    the shortened bits.  A backend with page-locked input (``pinned_llr``, cuda) gets the
-    recovery written into page-locked buffers it copies as they lie, taken from a free
-    list and given back when the call (or the ticket's result) is done.  ``decode_device``
-    and page-locked input of the E LLRs are not offered (the recovery runs on the host)."""
+    """A backend of ``code.decoded`` (the pruned mother, :func:`prune`) behind the decoder
+    front: LLRs [batch, n] are recovered straight into the decoded code's LLRs
+    [batch, decoded.n] (``code.decoded_shaping``, float32, one host pass, rows split over
+    threads: :func:`gpuldpc.row_copy.by_rows`) before the backend decodes them; ``bits``
+    are the decisions at ``code.decoded_positions``, ``info`` the k information bits
+    (shortened bits dropped) and ``valid`` the syndrome of the decoded code's checks.  A
+    backend with page-locked input (``pinned_llr``, cuda) gets the recovery written into
+    page-locked buffers it copies as they lie, taken from a free list and given back when
+    the call (or the ticket's result) is done.  ``decode_device`` and page-locked input of
+    the E LLRs are not offered (the recovery runs on the host)."""
 
     def __init__(self, impl, code: ShapedCode):
         self._impl, self._code = impl, code
+        self._shaping, self._n = code.decoded_shaping, code.decoded.n
+        self._info_index = code.decoded_info
         self._pinned = getattr(impl, "pinned_llr", None)
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
-        self._prefix = bool(np.array_equal(code.info_positions, np.arange(code.k)))
+        self._prefix = bool(np.array_equal(self._info_index, np.arange(code.k)))
         if hasattr(impl, "submit") and hasattr(impl, "result"):
             self.submit, self.result = self._submit, self._result
         for attr in ("preferred_batch", "close"):
@@ -361,17 +494,17 @@ class ShapedBackend:
 
     def _info(self, res):
         bits, k = res.bits, self._code.k
-        if bits.shape[1] == self._code.mother.n:          # unpacked bits
-            return res._replace(info=bits[:, :k] if self._prefix else bits[:, self._code.info_positions])
-        unpacked = np.unpackbits(bits, axis=1, count=self._code.mother.n)  # packed bits (cuda option)
-        return res._replace(info=np.packbits(unpacked[:, self._code.info_positions], axis=1))
+        if bits.shape[1] == self._n:                       # unpacked bits
+            return res._replace(info=bits[:, :k] if self._prefix else bits[:, self._info_index])
+        unpacked = np.unpackbits(bits, axis=1, count=self._n)   # packed bits (cuda option)
+        return res._replace(info=np.packbits(unpacked[:, self._info_index], axis=1))
 
     def _recovered(self, llr) -> tuple[np.ndarray, np.ndarray | None]:
-        """(the mother LLRs of ``llr``, the pool's page-locked block holding them or None)."""
-        rows, code = llr.shape[0], self._code
+        """(the decoded code's LLRs of ``llr``, the pool's page-locked block holding them or None)."""
+        rows, shaping = llr.shape[0], self._shaping
         block = None
         if self._pinned is None:
-            out = np.empty((rows, code.mother.n), np.float32)
+            out = np.empty((rows, self._n), np.float32)
         else:
             with self._lock:
                 fits = [b for b in self._free if b.shape[0] >= rows]
@@ -381,7 +514,7 @@ class ShapedBackend:
             if block is None:
                 block = self._pinned(rows)
             out = block[:rows]
-        by_rows(lambda a, b: code.recover(llr[a:b], out[a:b], add=False), rows, out.nbytes)
+        by_rows(lambda a, b: shaping.recover(llr[a:b], out[a:b], add=False), rows, out.nbytes)
         return out, block
 
     def _release(self, block):
@@ -390,15 +523,15 @@ class ShapedBackend:
                 self._free.append(block)
 
     def decode(self, llr, out=None):
-        mother, block = self._recovered(llr)
+        decoded, block = self._recovered(llr)
         try:
-            return self._info(self._impl.decode(mother, out))
+            return self._info(self._impl.decode(decoded, out))
         finally:
             self._release(block)
 
     def _submit(self, llr, out=None):
-        mother, block = self._recovered(llr)
-        return block, self._impl.submit(mother, out)     # the mother LLRs live as long as the handle
+        decoded, block = self._recovered(llr)
+        return block, self._impl.submit(decoded, out)     # the recovered LLRs live as long as the handle
 
     def _result(self, handle):
         try:
@@ -412,14 +545,14 @@ class ShapedBackend:
 
 
 def make_backend(module, code, settings):
-    """``module.make(code, settings)``, for a ShapedCode on its mother code behind a
-    :class:`ShapedBackend` (the decoder front's one hook for shaping).
+    """``module.make(code, settings)``, for a ShapedCode on ``code.decoded`` (its pruned
+    mother) behind a :class:`ShapedBackend` (the decoder front's one hook for shaping).
 
     The ShapedBackend does not apply ``positive_llr_bit`` itself, so the front hands it
-    LLRs already in the core's sign (positive means 0); the mother's backend is built
+    LLRs already in the core's sign (positive means 0); the decoded code's backend is built
     with ``positive_llr_bit=0`` so that it does not negate them a second time."""
     if isinstance(code, ShapedCode):
         if getattr(settings, "positive_llr_bit", 0):
             settings = dataclasses.replace(settings, positive_llr_bit=0)
-        return ShapedBackend(module.make(code.mother, settings), code)
+        return ShapedBackend(module.make(code.decoded, settings), code)
     return module.make(code, settings)

@@ -85,8 +85,10 @@ class Decoder:
     code : Code or ShapedCode
         From :mod:`gpuldpc.codes` (binary or GF(q)); a ShapedCode (``gl.codes.nr(k, e)``,
         ``gl.codes.shaped``) takes its ``n`` transmitted LLRs and decodes its mother code
-        (``bits``: the mother codeword [batch, mother.n]; ``info``: the ``k`` information
-        bits; :mod:`gpuldpc.codes.shaping`).
+        pruned of what carries nothing (``code.decoded``; ``bits``: the decisions at
+        ``code.decoded_positions`` [batch, len(decoded_positions)]; ``info``: the ``k``
+        information bits; ``valid``: the pruned code's syndrome;
+        :mod:`gpuldpc.codes.shaping`).
     algorithm : str, optional
         Binary codes: ``"nms"`` (normalized min-sum, scale ``alpha``),
         ``"oms"`` (offset min-sum, offset ``beta``), ``"spa"`` (log-domain
@@ -172,7 +174,7 @@ class Decoder:
         for name in order:
             try:
                 module = importlib.import_module(_BACKEND_MODULES[name])
-                # A ShapedCode (punctured/shortened/repeated, e.g. 5G NR) decodes on its mother
+                # A ShapedCode (punctured/shortened/repeated, e.g. 5G NR) decodes on its pruned mother
                 # code behind codes.shaping.ShapedBackend: LLRs [batch, n] in, info without
                 # shortened bits out.  Plain codes go to module.make as they are.
                 return name, make_backend(module, self.code, self.settings)
@@ -230,8 +232,9 @@ class Decoder:
     def decode(self, llr, out: np.ndarray | None = None) -> DecodeResult:
         """Decode a batch of frames; see the class docstring for the conventions.
 
-        ``out`` (optional): a C-contiguous uint8 array [batch, n] that receives the hard
-        decisions (``DecodeResult.bits`` is then ``out``).
+        ``out`` (optional): a C-contiguous uint8 array [batch, n] (a shaped code:
+        [batch, len(code.decoded_positions)]) that receives the hard decisions
+        (``DecodeResult.bits`` is then ``out``).
         """
         arr = self.check_llr(llr)
         if self._bit_llr_on_host and arr.ndim == 2:
