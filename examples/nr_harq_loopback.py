@@ -43,10 +43,7 @@ class nr_harq_loopback(gr.top_block):
         ##################################################
         self.k = k = 1000
         self.e = e = 1200
-        self.code_rv2 = code_rv2 = 'nr-k%d-e%d-rv2' % (k, e)
-        self.code_rv0 = code_rv0 = 'nr-k%d-e%d-rv0' % (k, e)
         self.noise_voltage = noise_voltage = math.sqrt(2.0 / (2.0 * k / e * 10 ** (ebn0_db / 10)))
-        self.combined = combined = code_rv0 + '+' + code_rv2
 
         ##################################################
         # Blocks
@@ -69,14 +66,14 @@ class nr_harq_loopback(gr.top_block):
         self.errors_rv0.set_block_alias("rv0")
         self.errors_combined = gpuldpc.error_counter(vlen=k, q=2, interval=1.0)
         self.errors_combined.set_block_alias("rv0_rv2")
-        self.encoder_rv2 = gpuldpc.ldpc_encoder(code=code_rv2)
-        self.encoder_rv0 = gpuldpc.ldpc_encoder(code=code_rv0)
-        self.decoder_rv0 = gpuldpc.ldpc_decoder(code=code_rv0, algorithm='nms', schedule='layered',
+        self.encoder_rv2 = gpuldpc.ldpc_encoder(k=k, e=e, rv=2, bg=None, n_ref=None, qm=None)
+        self.encoder_rv0 = gpuldpc.ldpc_encoder(k=k, e=e, rv=0, bg=None, n_ref=None, qm=None)
+        self.decoder_rv0 = gpuldpc.ldpc_decoder(k=k, e=e, rv=0, bg=None, n_ref=None, qm=None, algorithm='nms', schedule='layered',
             max_iterations=10, early_stop=True, backend='auto',
             positive_llr_bit=1, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
             alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32')
-        self.decoder_combined = gpuldpc.ldpc_decoder(code=combined, algorithm='nms', schedule='layered',
+        self.decoder_combined = gpuldpc.ldpc_decoder(k=k, e=e, rv=[0, 2], bg=None, n_ref=None, qm=None, algorithm='nms', schedule='layered',
             max_iterations=10, early_stop=True, backend='auto',
             positive_llr_bit=1, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
@@ -139,8 +136,6 @@ class nr_harq_loopback(gr.top_block):
 
     def set_k(self, k):
         self.k = k
-        self.set_code_rv0('nr-k%d-e%d-rv0' % (self.k, self.e))
-        self.set_code_rv2('nr-k%d-e%d-rv2' % (self.k, self.e))
         self.set_noise_voltage(math.sqrt(2.0 / (2.0 * self.k / self.e * 10 ** (self.ebn0_db / 10))))
         self.head.set_length((self.k * self.frames))
 
@@ -149,23 +144,7 @@ class nr_harq_loopback(gr.top_block):
 
     def set_e(self, e):
         self.e = e
-        self.set_code_rv0('nr-k%d-e%d-rv0' % (self.k, self.e))
-        self.set_code_rv2('nr-k%d-e%d-rv2' % (self.k, self.e))
         self.set_noise_voltage(math.sqrt(2.0 / (2.0 * self.k / self.e * 10 ** (self.ebn0_db / 10))))
-
-    def get_code_rv2(self):
-        return self.code_rv2
-
-    def set_code_rv2(self, code_rv2):
-        self.code_rv2 = code_rv2
-        self.set_combined(self.code_rv0 + '+' + self.code_rv2)
-
-    def get_code_rv0(self):
-        return self.code_rv0
-
-    def set_code_rv0(self, code_rv0):
-        self.code_rv0 = code_rv0
-        self.set_combined(self.code_rv0 + '+' + self.code_rv2)
 
     def get_noise_voltage(self):
         return self.noise_voltage
@@ -174,12 +153,6 @@ class nr_harq_loopback(gr.top_block):
         self.noise_voltage = noise_voltage
         self.noise_rv0.set_amplitude(self.noise_voltage)
         self.noise_rv2.set_amplitude(self.noise_voltage)
-
-    def get_combined(self):
-        return self.combined
-
-    def set_combined(self, combined):
-        self.combined = combined
 
 
 

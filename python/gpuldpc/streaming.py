@@ -88,14 +88,60 @@ _NR_BLOCK = re.compile(r"^nr(-bg(?P<bg>\d+))?(-z(?P<z>\d+))?-k(?P<k>\d+)-e(?P<e>
 
 
 def _nr_block(match):
-    """``gl.codes.nr`` of a name such as ``nr-k8448-e12672-rv2`` (the names NR code blocks
+    """:func:`nr_code` of a name such as ``nr-k8448-e12672-rv2`` (the names NR code blocks
     carry, ``nr-bg1-z384-k8448-e12672-rv0``, are accepted as they are)."""
     args = {key: int(value) for key, value in match.groupdict().items() if value is not None}
     z = args.pop("z", None)
-    code = codes.nr(args.pop("k"), args.pop("e"), **args)
+    code = nr_code(args.pop("k"), args.pop("e"), **args)
     if z is not None and z != code.z:
         raise ValueError(f"code {match.string!r}: z={z}, but TS 38.212 gives this block z={code.z}")
     return code
+
+
+def nr_code(k, e, rv=0, bg=None, n_ref=None, qm=None):
+    """The code of the blocks' 5G NR fields: one code block, k information bits, sent as E
+    bits of redundancy version ``rv`` (:func:`gpuldpc.codes.nr`).
+
+    ``rv`` is 0..3, or a list of them (``[0, 2]``): the block's transmissions in that order,
+    soft-combined (:func:`gpuldpc.codes.combine`): a decoder takes their LLRs side by side
+    (E LLRs each) and an encoder gives their bits side by side.  ``e`` is one E for every
+    transmission or a list of one per rv.  ``bg`` (1, 2, None = as TS 38.212 chooses),
+    ``n_ref`` (LBRM) and ``qm`` (bit interleaver) are those of :func:`gpuldpc.codes.nr`, whose
+    errors name the wrong field and its range (k with no lifting size, E below
+    ceil(k / 0.95), rv outside 0..3, ...).  The same arguments give the same object, so GRC
+    can evaluate a block's vector lengths as often as it likes.  What the blocks'
+    ``k=, e=, rv=, ...`` arguments, their GRC fields and the ``nr-k<k>-e<E>[-rv<rv>]`` names
+    all go through.
+    """
+    rvs = tuple(rv) if isinstance(rv, (list, tuple, np.ndarray)) else (rv,)
+    if not rvs:
+        raise ValueError("rv=[]: give a redundancy version 0..3, or a list of those sent")
+    es = tuple(e) if isinstance(e, (list, tuple, np.ndarray)) else (e,) * len(rvs)
+    if len(es) != len(rvs):
+        raise ValueError(f"e={list(es)!r} gives {len(es)} E for the {len(rvs)} transmissions of "
+                         f"rv={list(rvs)!r}: give one E, or one per rv")
+    return _nr_code(k, es, rvs, bg, n_ref, qm)
+
+
+@lru_cache(maxsize=64)
+def _nr_code(k, es, rvs, bg, n_ref, qm):
+    parts = [codes.nr(k, e, rv=rv, bg=bg, n_ref=n_ref, qm=qm) for e, rv in zip(es, rvs)]
+    return parts[0] if len(parts) == 1 else codes.combine(*parts)
+
+
+def block_code(code=None, k=None, e=None, rv=0, bg=None, n_ref=None, qm=None,
+               default: str = "wifi-1944-1/2"):
+    """A block's code from its arguments: ``code`` (a name, a matrix file, a Code:
+    :func:`load_code`; None = ``default``), or the 5G NR fields ``k`` and ``e`` (with ``rv``,
+    ``bg``, ``n_ref``, ``qm``: :func:`nr_code`)."""
+    if k is None and e is None:
+        return load_code(default if code is None else code)
+    if code is not None:
+        raise ValueError(f"code={code!r} and the 5G NR fields k={k!r}, e={e!r} both given: "
+                         "give a code, or k and e (with rv, bg, n_ref, qm)")
+    if k is None or e is None:
+        raise ValueError(f"a 5G NR code needs both k and e, got k={k!r}, e={e!r}")
+    return nr_code(k, e, rv, bg, n_ref, qm)
 
 
 @lru_cache(maxsize=64)

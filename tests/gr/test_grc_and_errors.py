@@ -33,7 +33,11 @@ def grcc(repo, path, out_dir):
 
 
 def decoder_graph(code, vlen, out_vlen):
-    """A .grc: vector source (float, vlen) -> LDPC Decoder(code) -> null sink (byte, out_vlen)."""
+    """A .grc: vector source (float, vlen) -> LDPC Decoder(code) -> null sink (byte, out_vlen).
+
+    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields."""
+    fields = (f"{{code: '{code}'}}" if isinstance(code, str) else
+              "{" + ", ".join(f"{key}: '{value}'" for key, value in dict(family="nr", **code).items()) + "}")
     return f"""options:
   parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
     run_options: run, title: check}}
@@ -45,7 +49,7 @@ blocks:
   states: {{coordinate: [8, 100], rotation: 0, state: enabled}}
 - name: dec
   id: gpuldpc_ldpc_decoder
-  parameters: {{code: '{code}'}}
+  parameters: {fields}
   states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
 - name: snk
   id: blocks_null_sink
@@ -74,7 +78,7 @@ def test_example_compiles_to_the_committed_python(repo, tmp_path, name):
 @pytest.mark.parametrize("code, vlen, out_vlen, message", [
     ("wifi-648-1/2", 647, 324, 'Source IO size "2588" does not match sink IO size "2592"'),
     ("wifi-648-1/3", 648, 324, "no code named 'wifi-648-1/3'; did you mean 'wifi-648-2/3'"),
-    ("gf16-300-150", 1200, 150, 'Assertion "gpuldpc.load_code(code).is_binary" failed'),
+    ("gf16-300-150", 1200, 150, 'Assertion "family == \'nr\' or gpuldpc.load_code(code).is_binary" failed'),
     ("BAD", 648, 324, "line 3: expected 648 integers (the 648 column weights), found 2"),
 ])
 def test_grcc_reports_user_errors(repo, tmp_path, code, vlen, out_vlen, message):
@@ -93,6 +97,36 @@ def test_grcc_accepts_a_good_decoder_graph(repo, tmp_path):
     result = grcc(repo, tmp_path / "check.grc", tmp_path)
     assert result.returncode == 0, result.stdout
     assert "gpuldpc.ldpc_decoder(code='wifi-648-1/2'" in (tmp_path / "check.py").read_text()
+
+
+@needs_grcc
+@pytest.mark.parametrize("fields, message", [
+    (dict(k=9000, e=12000), "k=9000 is outside 12..8448"),
+    (dict(k=1000, e=1000), "n_or_e=1000 is outside >= 1053 (E >= k/0.95 for k=1000"),
+    (dict(k=1000, e=1200, rv=4), "rv=4 is outside 0..3"),
+    (dict(k=1000, e=1200, rv="[0, 5]"), "rv=5 is outside 0..3"),
+])
+def test_grcc_reports_bad_nr_fields(repo, tmp_path, fields, message):
+    """The 5G NR fields' bad values: the code library's errors, at flowgraph build time."""
+    (tmp_path / "check.grc").write_text(decoder_graph(fields, 1200, 1000))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+
+
+@needs_grcc
+def test_grcc_builds_the_nr_decoder_from_its_fields(repo, tmp_path):
+    """Vector lengths from the fields (rv [0, 2]: 2 x 1200 LLRs in), and the generated
+    Python passes the fields to the block as a Python user does."""
+    nr = dict(k=1000, e=1200, rv="[0, 2]", bg="1", qm="2")
+    (tmp_path / "check.grc").write_text(decoder_graph(nr, 2400, 1000))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert "gpuldpc.ldpc_decoder(k=1000, e=1200, rv=[0, 2], bg=1, n_ref=None, qm=2, algorithm=" \
+        in (tmp_path / "check.py").read_text()
+    (tmp_path / "check.grc").write_text(decoder_graph(nr, 1200, 1000))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert 'Source IO size "4800" does not match sink IO size "9600"' in result.stdout + result.stderr
 
 
 def test_unknown_code_name_in_python():

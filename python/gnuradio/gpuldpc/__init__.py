@@ -7,13 +7,14 @@ encoders ``ldpc_encoder`` and ``nb_ldpc_encoder``, the PDU decoder
 and ``frame_sync``: sync-word framing of soft symbols) and the sinks
 ``payload_check`` and ``error_counter``.
 ``decoder_lengths`` / ``encoder_lengths`` give a block's vector lengths from
-its code (GRC uses them).
+its code, ``load_code`` a code from its name or file and ``nr_code`` a 5G NR code
+block from its fields k, E, rv (GRC uses them).
 
 Found by ``gnuradio/__init__.py``'s ``pkgutil.extend_path``: any ``sys.path``
 entry holding ``gnuradio/gpuldpc/`` (GR_PYTHON_DIR after a CMake install,
 site-packages after a pip install, ``python/`` in the source tree) works.
 """
-from gpuldpc.streaming import decoder_lengths, encoder_lengths, load_code  # noqa: F401
+from gpuldpc.streaming import block_code, decoder_lengths, encoder_lengths, load_code, nr_code  # noqa: F401
 
 from .decoder_blocks import ldpc_decoder, nb_ldpc_decoder  # noqa: F401
 from .encoder_blocks import ldpc_encoder, nb_ldpc_encoder  # noqa: F401

@@ -39,7 +39,7 @@ import numpy as np
 import pmt
 from gnuradio import gr
 
-from gpuldpc.streaming import ON_BAD_LLR, ON_FAILURE, StreamDecoder
+from gpuldpc.streaming import ON_BAD_LLR, ON_FAILURE, StreamDecoder, block_code
 
 from .code_kind import require_kind
 
@@ -164,8 +164,16 @@ class ldpc_decoder(_FrameDecoderBlock):
 
     Parameters
     ----------
-    code : str
-        Code name (``gpuldpc.codes.names()``) or an alist / base-matrix file.
+    code : str or None
+        Code name (``gpuldpc.codes.names()``) or an alist / base-matrix file; None gives
+        ``"wifi-1944-1/2"``, or the 5G NR code of ``k`` and ``e``.
+    k, e, rv, bg, n_ref, qm : 5G NR code block (instead of ``code``)
+        ``k`` information bits received as ``e`` LLRs of redundancy version ``rv`` (0..3),
+        or several transmissions soft-combined: ``rv=[0, 2]``, their LLRs side by side in
+        one input vector (``e`` each, or ``e=[e0, e2]``); base graph ``bg`` (1, 2, None =
+        TS 38.212's choice), LBRM ``n_ref``, bit interleaver ``qm``
+        (:func:`gpuldpc.streaming.nr_code`).  ``output="codeword"`` gives the mother
+        codeword (68 Zc or 52 Zc bits).
     algorithm : {"nms", "oms", "spa"}
     schedule : {"layered", "flooding"}
     max_iterations : int
@@ -195,12 +203,13 @@ class ldpc_decoder(_FrameDecoderBlock):
         "int8" fixed point on the cpu backend.
     """
 
-    def __init__(self, code="wifi-1944-1/2", algorithm="nms", schedule="layered",
+    def __init__(self, code=None, algorithm="nms", schedule="layered",
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  output="info", on_failure="pass", preset="throughput", batch=0,
                  devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0,
-                 precision="float32", on_bad_llr="erase"):
-        require_kind(code, binary=True)
+                 precision="float32", on_bad_llr="erase", k=None, e=None, rv=0, bg=None,
+                 n_ref=None, qm=None):
+        code = require_kind(block_code(code, k, e, rv, bg, n_ref, qm), binary=True)
         super().__init__("ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
                          early_stop=early_stop, backend=backend,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from gnuradio import gr
 
-from gpuldpc.streaming import StreamEncoder
+from gpuldpc.streaming import StreamEncoder, block_code
 
 from .code_kind import require_kind
 
@@ -31,11 +31,16 @@ class _FrameEncoderBlock(gr.sync_block):
 class ldpc_encoder(_FrameEncoderBlock):
     """LDPC Encoder: unpacked info bits (uint8 0/1, vlen k) in, codeword bits (vlen n) out.
 
-    ``code``: a name from ``gpuldpc.codes.names()`` or an alist / base-matrix file.
+    ``code``: a name from ``gpuldpc.codes.names()`` or an alist / base-matrix file (None:
+    ``"wifi-1944-1/2"``).  Or a 5G NR code block from its fields instead (``code`` left
+    None): ``k`` information bits sent as ``e`` bits of redundancy version ``rv`` (0..3;
+    a list, ``[0, 2]``, gives those transmissions side by side, ``e`` bits each), ``bg``
+    (1, 2, None = TS 38.212's choice), ``n_ref`` (LBRM), ``qm`` (bit interleaver):
+    :func:`gpuldpc.streaming.nr_code`, e.g. ``ldpc_encoder(k=1000, e=1200, rv=2)``.
     """
 
-    def __init__(self, code="wifi-1944-1/2"):
-        require_kind(code, binary=True)
+    def __init__(self, code=None, k=None, e=None, rv=0, bg=None, n_ref=None, qm=None):
+        code = require_kind(block_code(code, k, e, rv, bg, n_ref, qm), binary=True)
         super().__init__("ldpc_encoder", code, True)
 
 

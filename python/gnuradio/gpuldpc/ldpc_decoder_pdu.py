@@ -20,7 +20,7 @@ import numpy as np
 import pmt
 from gnuradio import gr
 
-from gpuldpc.streaming import StreamDecoder
+from gpuldpc.streaming import StreamDecoder, block_code
 
 from .decoder_blocks import STATS_PORT, stats_to_pmt
 
@@ -34,14 +34,18 @@ class ldpc_decoder_pdu(gr.basic_block):
     Parameters as :class:`gnuradio.gpuldpc.ldpc_decoder` (``code``,
     ``algorithm``, ``schedule``, ``max_iterations``, ``early_stop``,
     ``backend``, ``positive_llr_bit``, ``output``, ``on_failure``, ``on_bad_llr``,
-    ``devices``, ``streams``), plus ``llr_input`` and ``output_format`` for GF(q) codes.
+    ``devices``, ``streams``, and the 5G NR fields ``k``, ``e``, ``rv``, ``bg``, ``n_ref``,
+    ``qm`` instead of ``code``: a frame is then ``e`` LLRs, or one ``e`` per rv of
+    ``rv=[0, 2]`` side by side), plus ``llr_input`` and ``output_format`` for GF(q) codes.
     ``algorithm=None`` takes the code's default (``nms`` / ``minmax``).
     """
 
-    def __init__(self, code="wifi-1944-1/2", algorithm=None, schedule="layered",
+    def __init__(self, code=None, algorithm=None, schedule="layered",
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  output="info", on_failure="pass", llr_input="bit", output_format="symbols",
-                 devices=None, streams=None, on_bad_llr="erase"):
+                 devices=None, streams=None, on_bad_llr="erase", k=None, e=None, rv=0, bg=None,
+                 n_ref=None, qm=None):
+        code = block_code(code, k, e, rv, bg, n_ref, qm)
         self.core = StreamDecoder(code, positive_llr_bit=positive_llr_bit, output=output,
                                   on_failure=on_failure, on_bad_llr=on_bad_llr,
                                   warn=gr.log.warn, llr_input=llr_input,
