@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from functools import lru_cache
 
 import numpy as np
 import pmt
@@ -47,6 +48,14 @@ STATS_PORT = "stats"
 _KEY_ITERATIONS = pmt.intern("iterations")
 _KEY_VALID = pmt.intern("valid")
 _KEY_BAD_LLR = pmt.intern("bad_llr")
+_VALID = (pmt.PMT_F, pmt.PMT_T)
+
+
+@lru_cache(maxsize=None)
+def _iterations_pmt(count: int):
+    """``pmt.from_long(count)``, made once per count: the tags of a batch share a handful of
+    iteration counts, and building a PMT per frame was most of the tags' cost (below)."""
+    return pmt.from_long(count)
 
 
 def stats_to_pmt(stats: dict):
@@ -142,9 +151,14 @@ class _FrameDecoderBlock(gr.basic_block):
             target = out_index[tag.offset - read]
             if target >= 0:
                 self.add_item_tag(0, written + int(target), tag.key, tag.value, tag.srcid)
+        # Two tags a frame, the block's largest cost after the decode on the cpu backend: 3 us
+        # a frame with a PMT built per tag, 1.2 us with the PMT values shared (a GNU Radio
+        # 3.10.5 sync block adding 30000 frames' tags; 3000 WiFi 1944 frames took 9 ms
+        # of CPU against 43 ms for their decode).  What is left is add_item_tag itself.
+        add = self.add_item_tag
         for i, (iterations, valid) in enumerate(zip(batch.iterations.tolist(), batch.valid.tolist())):
-            self.add_item_tag(0, written + i, _KEY_ITERATIONS, pmt.from_long(iterations))
-            self.add_item_tag(0, written + i, _KEY_VALID, pmt.from_bool(valid))
+            add(0, written + i, _KEY_ITERATIONS, _iterations_pmt(iterations))
+            add(0, written + i, _KEY_VALID, _VALID[valid])
         for i in np.flatnonzero(batch.bad_llr).tolist():
             self.add_item_tag(0, written + i, _KEY_BAD_LLR, pmt.PMT_T)
 
