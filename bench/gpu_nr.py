@@ -111,7 +111,7 @@ def ours(code, reps):
 
 def sionna_decoder(code, iterations, device="cuda:0"):
     """Sionna's ``LDPC5GDecoder`` for ``code`` (``gl.codes.nr``: Sionna's own rate matching of
-    (k, E), rv 0), flooding belief propagation (boxplus-phi), ``num_iter=iterations``, no
+    (k, E), rv 0, on the code's base graph), flooding belief propagation (boxplus-phi), ``num_iter=iterations``, no
     early stop: ``(prepare, run)``, ``prepare(llr)`` our E LLRs (float32 [frames, E],
     positive means 0) as Sionna's logits ln P(1)/P(0) (negated) in a pinned torch tensor,
     ``run(tensor)`` the k decided information bits uint8 [frames, k] (copied to ``device``,
@@ -119,7 +119,9 @@ def sionna_decoder(code, iterations, device="cuda:0"):
     import torch
     from sionna.phy.fec.ldpc import LDPC5GDecoder, LDPC5GEncoder
 
-    enc = LDPC5GEncoder(code.k, code.n, device=device)
+    # the base graph named: Sionna picks it by TS 38.212's rule from (k, rate) otherwise, which
+    # for k = 3840 above rate 1/4 is BG1 -- another code than gl.codes.nr(3840, E, bg=2)
+    enc = LDPC5GEncoder(code.k, code.n, bg=f"bg{code.bg}", device=device)
     dec = LDPC5GDecoder(enc, num_iter=iterations, hard_out=True, device=device)
 
     def prepare(llr):
