@@ -4,7 +4,8 @@
 
 // Entry points: qc_<messages>_<schedule>_<input>, one argument list for all of them.
 //   messages: ms<LAYERS_MAX>x<DC_MAX>  min-sum (nms/oms) with compressed rows in registers,
-//             for codes with mb <= LAYERS_MAX layers and rows of <= DC_MAX blocks;
+//             for codes with mb <= LAYERS_MAX layers and rows of <= DC_MAX blocks (blocks of up
+//             to 512 threads; ms24x10, hs24x10, hs16x24: 384);
 //             ep<LAYERS_MAX>x<LANES>x<EDGES>  min-sum with each row over LANES threads
 //             (EdgeParallelMinSum; fpb * z * LANES threads a block): the latency kernels
 //             (v7 ep12x8x1; v8 ep12x2x4); ep<LAYERS_MAX>x1x<EDGES>: a row a thread, its state
@@ -40,6 +41,13 @@ using Ms12x8 = RegisterMinSum<12, 8, 2>;
 using Ms8x16 = RegisterMinSum<8, 16, 1>;
 using Ms4x24 = RegisterMinSum<4, 24, 1>;
 using Ms16x16 = RegisterMinSum<16, 16, 1>;
+// 5G NR pruned graphs (gpuldpc.codes.shaping.prune): BG1 rate 8/9 and 4/5 (5 / 8 layers, rows of
+// 19 blocks), BG1 rate 2/3 and 3/4 (13 / 10 layers), BG2 rate 1/3 (22 layers, rows of <= 10).
+// Variants past 128 registers are bounded at 384 threads a block (Zc <= 384: one frame, or one
+// frame pair of the binary16 kernels, a block) instead of spilling.
+using Ms8x24 = RegisterMinSum<8, 24, 1>;
+using Ms16x24 = RegisterMinSum<16, 24, 1>;
+using Ms24x10 = RegisterMinSum<24, 10, 1, 384>;
 using Ep12x8x1 = EdgeParallelMinSum<12, 8, 1, 768, 1>;
 using Ep12x2x4 = EdgeParallelMinSum<12, 2, 4, 192, 1>;
 using Ep12x1x8 = SharedRowMinSum<12, 8, 96>;
@@ -48,11 +56,17 @@ using Hs12x7 = HalfMinSum<12, 7, 2>;
 using Hs12x8 = HalfMinSum<12, 8, 2>;
 using Hs8x16 = HalfMinSum<8, 16, 1>;
 using Hs4x24 = HalfMinSum<4, 24, 1>;
+using Hs8x24 = HalfMinSum<8, 24, 1>;
+using Hs24x10 = HalfMinSum<24, 10, 1, 384>;
+using Hs16x24 = HalfMinSum<16, 24, 1, 384>;
 GPULDPC_SCHEDULES(qc_ms12x7, Ms12x7)
 GPULDPC_SCHEDULES(qc_ms12x8, Ms12x8)
 GPULDPC_SCHEDULES(qc_ms8x16, Ms8x16)
 GPULDPC_SCHEDULES(qc_ms4x24, Ms4x24)
 GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
+GPULDPC_SCHEDULES(qc_ms8x24, Ms8x24)
+GPULDPC_SCHEDULES(qc_ms16x24, Ms16x24)
+GPULDPC_SCHEDULES(qc_ms24x10, Ms24x10)
 GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
 GPULDPC_SCHEDULES(qc_ep12x2x4, Ep12x2x4)
 GPULDPC_SCHEDULES(qc_ep12x1x8, Ep12x1x8)
@@ -61,3 +75,6 @@ GPULDPC_SCHEDULES(qc_hs12x7, Hs12x7)
 GPULDPC_SCHEDULES(qc_hs12x8, Hs12x8)
 GPULDPC_SCHEDULES(qc_hs8x16, Hs8x16)
 GPULDPC_SCHEDULES(qc_hs4x24, Hs4x24)
+GPULDPC_SCHEDULES(qc_hs8x24, Hs8x24)
+GPULDPC_SCHEDULES(qc_hs24x10, Hs24x10)
+GPULDPC_SCHEDULES(qc_hs16x24, Hs16x24)

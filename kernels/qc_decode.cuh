@@ -53,7 +53,8 @@ constexpr int kEdgePad = 32;                    // spare (zero) block entries af
 
 enum Rule { kNms = 0, kOms = 1, kSpa = 2 };
 
-// Largest block of the row-per-thread entry points (caps registers at 65536 / 512 = 128).
+// Largest block of the row-per-thread entry points (caps registers at 65536 / 512 = 128); the
+// register variants past 128 registers take a smaller bound (their MAX_THREADS, qc_decode.cu).
 constexpr int kMaxBlockThreads = 512;
 
 // Binary16 kernels: channel LLRs are clamped to +-kHalfLlrMax before rounding to half and
@@ -292,12 +293,12 @@ __device__ __forceinline__ float boxplus(float a, float b)
 // Per row the state is f(min1), f(min2) (f = the NMS scale or OMS offset, so the stored
 // values are the message magnitudes) and one word: the sign bits of the messages R (bit e
 // = sign of R to edge e = parity of all Q signs xor the sign of Q_e) | idx << 27.
-template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads>
 struct RegisterMinSum {
     static constexpr int kLayers = LAYERS_MAX;
     static constexpr int kLanes = 1;               // threads per check row
-    static constexpr int kMaxThreads = kMaxBlockThreads;
-    static constexpr int kMinBlocks = MIN_BLOCKS;  // __launch_bounds__: registers <= 64K / (512 * this)
+    static constexpr int kMaxThreads = MAX_THREADS;
+    static constexpr int kMinBlocks = MIN_BLOCKS;  // __launch_bounds__: registers <= 64K / (MAX_THREADS * this)
     static constexpr bool kSharedState = false;
     float mag1[LAYERS_MAX];     // f(min1) of the row's last update
     float mag2[LAYERS_MAX];     // f(min2)
@@ -399,11 +400,11 @@ struct RegisterMinSum {
 // that stopped early keeps being updated in its half (its decisions were written when it
 // stopped); halves never mix, and no operation can make a NaN: R is finite and no
 // posterior is +-inf within the range the host admits.
-template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads>
 struct HalfMinSum {
     static constexpr int kLayers = LAYERS_MAX;
     static constexpr int kLanes = 1;
-    static constexpr int kMaxThreads = kMaxBlockThreads;
+    static constexpr int kMaxThreads = MAX_THREADS;
     static constexpr int kMinBlocks = MIN_BLOCKS;
     static constexpr bool kSharedState = false;
     static constexpr int kRowBlocks = DC_MAX;        // block table entries a layer (padded)
@@ -482,8 +483,8 @@ struct HalfMinSum {
 // Frames a thread serves: 2 for the binary16 kernels (a half2 pair), else 1.
 template <class M>
 constexpr int kFramesPerThread = 1;
-template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS>
-constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS>> = 2;
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS>
+constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS, MAX_THREADS>> = 2;
 
 // The two smallest of a[0 .. E) (E a power of two; E = 1: a[0] and +inf): sorted pairs merged
 // in a tree of depth log2 E, (a1, a2) and (b1, b2) giving min(a1, b1) and

@@ -25,8 +25,12 @@ from .resident import MODULE as RESIDENT_MODULE
 from .tuning import PRESETS, launch_shape
 
 KERNEL_MODULE = "qc_decode"
-# min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit
-REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
+# min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit, in the order
+# kernel_name tries them (the first that fits; variants added later go last, so a code keeps the
+# kernel it had): (8, 24), (16, 24), (24, 10) are for the pruned 5G NR graphs (BG1 rate 8/9 and
+# 4/5: 5 / 8 layers of up to 19 blocks; rate 2/3 and 3/4: 13 / 10 layers; BG2 rate 1/3: 22 layers,
+# rows of up to 10)
+REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16), (8, 24), (16, 24), (24, 10))
 # latency kernels, per (preset, schedule): (layers, lanes per row, edges per lane, block limit of
 # its __launch_bounds__): lanes > 1, a check row spread over several threads (kernels/qc_decode.cuh
 # EdgeParallelMinSum, v8 `ep12x2x4`, still the fastest flooding one); lanes 1, a row a thread with
@@ -35,8 +39,11 @@ REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
 EDGE_PARALLEL = {("latency", "layered"): (12, 1, 8, 96), ("latency", "flooding"): (12, 2, 4, 192)}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 # precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
-# entry points qc_hs<layers>x<blocks>_*), for codes of these shapes; both presets
-HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24))
+# entry points qc_hs<layers>x<blocks>_*), for codes of these shapes, tried in this order; both presets
+HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (8, 24), (24, 10), (16, 24))
+# register variants whose __launch_bounds__ allow fewer than 512 threads a block (kernels/qc_decode.cu:
+# past 128 registers they would spill): a code whose z rounded up to the warp exceeds it skips them
+VARIANT_MAX_THREADS = {"ms24x10": 384, "hs24x10": 384, "hs16x24": 384}
 PRECISIONS = ("float32", "float16")
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
@@ -57,11 +64,12 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
             raise ValueError("precision='float16' runs min-sum only ('nms', 'oms'); algorithm='spa' needs "
                              "precision='float32'")
         for layers, row in HALF_VARIANTS:
-            if layout.layers <= layers and layout.max_row_blocks <= row:
+            if _fits(layout, f"hs{layers}x{row}", layers, row):
                 return f"qc_hs{layers}x{row}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
         raise NotQuasiCyclic(f"precision='float16' has kernels for codes of (layers, blocks a row) up to one of "
-                             f"{HALF_VARIANTS}; this code has {layout.layers} layers and rows of up to "
-                             f"{layout.max_row_blocks} blocks: use precision='float32'")
+                             f"{HALF_VARIANTS} (those with a 384-thread bound, {sorted(VARIANT_MAX_THREADS)}, "
+                             f"for z <= 384); this code has {layout.layers} layers, rows of up to "
+                             f"{layout.max_row_blocks} blocks and z = {layout.z}: use precision='float32'")
     variant = "stored"
     ep = EDGE_PARALLEL.get((preset, schedule))
     if (ep and algorithm != "spa" and layout.layers <= ep[0] and layout.max_row_blocks <= ep[1] * ep[2]
@@ -69,13 +77,21 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
         variant = "ep{}x{}x{}".format(*ep[:3])
     elif algorithm != "spa":
         for layers, row in REGISTER_VARIANTS:
-            if layout.layers <= layers and layout.max_row_blocks <= row:
+            if _fits(layout, f"ms{layers}x{row}", layers, row):
                 variant = f"ms{layers}x{row}"
                 break
     if layout.max_row_blocks > STORED_MAX_ROW_BLOCKS:
         raise NotQuasiCyclic(f"a check row of {layout.max_row_blocks} blocks exceeds the kernels' "
                              f"limit of {STORED_MAX_ROW_BLOCKS}")
     return f"qc_{variant}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
+
+
+def _fits(layout, variant: str, layers: int, row: int) -> bool:
+    """Whether a register variant (``ms``/``hs<layers>x<row>``) holds the code: its layers, its row
+    weight, and one frame (float16: one frame pair) of z threads, rounded up to the warp, under the
+    variant's thread bound (:data:`VARIANT_MAX_THREADS`, else 512)."""
+    return (layout.layers <= layers and layout.max_row_blocks <= row
+            and -(-layout.z // 32) * 32 <= VARIANT_MAX_THREADS.get(variant, 512))
 
 
 def kernel_lanes(kernel: str) -> int:

@@ -1,0 +1,93 @@
+"""Which kernels/qc_decode.cu entry point the cuda backend picks (``kernel_name``, no GPU needed)
+for the pruned 5G NR graphs (gpuldpc.codes.shaping.prune; issue 14 item 3): the register
+variants added for them (float32 ``ms8x24``, ``ms16x24``, ``ms24x10``; binary16 ``hs8x24``,
+``hs24x10``, ``hs16x24``), and that every WiFi/WiMAX code keeps the entry point it had before
+they were added, for every setting."""
+import itertools
+
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+from gpuldpc.cuda import decoder as cuda_decoder
+from gpuldpc.cuda.decoder import kernel_name
+from gpuldpc.cuda.layout import NotQuasiCyclic, QcLayout, qc_layout
+
+OLD_REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16))
+OLD_HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24))
+
+# (k, E, base graph): decoded shape (layers x columns), layers, widest row, float32 and float16 variant
+NR = [((8448, 9504, 1), "5x27", 5, 19, "ms8x24", "hs8x24"),       # BG1 Zc 384 rate 8/9
+      ((8448, 10560, 1), "8x30", 8, 19, "ms8x24", "hs8x24"),      # BG1 rate 4/5
+      ((8448, 12672, 1), "13x35", 13, 19, "ms16x24", "hs16x24"),  # BG1 rate 2/3
+      ((3840, 11520, 2), "22x32", 22, 10, "ms24x10", "hs24x10"),  # BG2 Zc 384 rate 1/3
+      ((1000, 3000, 2), "22x32", 22, 10, "ms24x10", "hs24x10"),   # BG2 Zc 104 rate 1/3
+      ((3840, 4320, 2), "4x14", 4, 10, "ms8x16", "hs8x16")]       # BG2 rate 8/9: as before
+
+
+@pytest.mark.parametrize("block,shape,layers,row,ms,hs", NR, ids=lambda v: str(v))
+def test_pruned_nr_shapes_get_a_register_kernel(block, shape, layers, row, ms, hs):
+    k, e, bg = block
+    code = gl.codes.nr(k, e, bg=bg)
+    lay = qc_layout(code.decoded)
+    assert code.decoded.name.endswith(f"-pruned-{shape}")
+    assert (lay.layers, lay.max_row_blocks) == (layers, row)
+    for sched, (dtype, suffix), preset in itertools.product(
+            ("layered", "flooding"), (("float32", "f32"), ("float16", "f16"), ("int8", "i8")),
+            ("throughput", "latency")):
+        assert kernel_name(lay, "nms", sched, dtype, preset) == f"qc_{ms}_{sched}_{suffix}"
+        assert kernel_name(lay, "oms", sched, dtype, preset, "float16") == f"qc_{hs}_{sched}_{suffix}"
+        # sum-product keeps the stored kernel
+        assert kernel_name(lay, "spa", sched, dtype, preset) == f"qc_stored_{sched}_{suffix}"
+
+
+def test_unpruned_nr_mother_graphs_keep_the_stored_kernel():
+    for k, e in ((8448, 25344), (3840, 19200)):   # BG1 rate 1/3 (46 layers), BG2 rate 1/5 (42)
+        lay = qc_layout(gl.codes.nr(k, e).decoded)
+        assert kernel_name(lay, "nms", "layered", "float32") == "qc_stored_layered_f32"
+        with pytest.raises(NotQuasiCyclic, match="use precision='float32'"):
+            kernel_name(lay, "nms", "layered", "float32", precision="float16")
+
+
+def test_384_thread_variants_skip_larger_z():
+    """ms24x10, hs24x10 and hs16x24 are bounded at 384 threads a block (one frame, or frame pair,
+    of z rows): a code of their shape with z > 384 takes the stored kernel (float32) or none."""
+    def layout(layers, row, z):
+        return QcLayout(n=40 * z, z=z, layers=layers, edges=np.zeros((layers * row, 2), np.int32),
+                        layer_start=np.arange(0, layers * row + 1, row, dtype=np.int32), max_row_blocks=row)
+    assert kernel_name(layout(22, 10, 384), "nms", "layered", "float32") == "qc_ms24x10_layered_f32"
+    assert kernel_name(layout(22, 10, 360), "nms", "layered", "float32", precision="float16") == \
+        "qc_hs24x10_layered_f32"
+    assert kernel_name(layout(22, 10, 416), "nms", "layered", "float32") == "qc_stored_layered_f32"
+    assert kernel_name(layout(13, 19, 416), "nms", "layered", "float32") == "qc_ms16x24_layered_f32"
+    for shape in ((22, 10), (13, 19)):
+        with pytest.raises(NotQuasiCyclic, match="z = 416"):
+            kernel_name(layout(*shape, 416), "nms", "layered", "float32", precision="float16")
+    # z = 416 with 5 layers: hs8x24 has the 512-thread bound
+    assert kernel_name(layout(5, 19, 416), "nms", "layered", "int8", precision="float16") == "qc_hs8x24_layered_i8"
+
+
+def test_wifi_and_wimax_keep_their_entry_points(monkeypatch):
+    """Every WiFi/WiMAX code, every algorithm, schedule, preset and precision: the entry point
+    with today's variant lists is the one the lists before the NR variants gave."""
+    settings = list(itertools.product(("nms", "oms", "spa"), ("layered", "flooding"), ("float32", "int8"),
+                                      ("throughput", "latency"), ("float32", "float16")))
+    layouts = {name: qc_layout(gl.codes.get(name)) for name in gl.codes.names()
+               if name.startswith(("wifi-", "wimax-"))}
+    assert len(layouts) > 100
+
+    def names():
+        out = {}
+        for (name, lay), (alg, sched, dtype, preset, prec) in itertools.product(layouts.items(), settings):
+            if prec == "float16" and alg == "spa":
+                continue
+            out[name, alg, sched, dtype, preset, prec] = kernel_name(lay, alg, sched, dtype, preset, prec)
+        return out
+
+    now = names()
+    monkeypatch.setattr(cuda_decoder, "REGISTER_VARIANTS", OLD_REGISTER_VARIANTS)
+    monkeypatch.setattr(cuda_decoder, "HALF_VARIANTS", OLD_HALF_VARIANTS)
+    before = names()
+    assert now == before
+    new = {"ms8x24", "ms16x24", "ms24x10", "hs8x24", "hs24x10", "hs16x24"}
+    assert not {v.split("_")[1] for v in now.values()} & new
