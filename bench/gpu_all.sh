@@ -42,7 +42,7 @@ want front && run front 420 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
 want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
-want nr && run nr 420 python3 bench/gpu_nr.py --out "$OUT" ${NR_ARGS:-}
+want nr && run nr 480 python3 bench/gpu_nr.py --out "$OUT" ${NR_ARGS:-}
 want nrfer && run nrfer 330 python3 bench/nr_campaign.py --out "$OUT" ${NRFER_ARGS:-}
 if want gr; then   # the block's work path, three times each, interleaved: numpy ring, 1 % NaN frames erased, GNU Radio-like (foreign) ring
   for rep in 1 2 3; do

@@ -12,6 +12,11 @@ min-sum, BPSK/AWGN LLRs of random blocks:
   :func:`gpuldpc.codes.shaping.prune`), its QC kernels (the headline), float32 messages;
   and the same with ``precision="float16"`` where a binary16 kernel holds the pruned shape
   (else a note);
+* ``gl.Decoder`` with int8 E LLRs (``llr_dtype="int8"``, ``llr_scale`` a power of two that
+  puts the 99.9th percentile of |LLR| near 127: :func:`quantized`), float16 messages where
+  a binary16 kernel holds the pruned shape (else a note) and float32 messages: the issue's
+  target input, recovered on the host in int8 (fillers +127, repeats saturated) into the
+  page-locked int8 input, a quarter of the float32 bytes over PCIe;
 * ``gl.Decoder, pruned code`` / ``gl.Decoder, full mother graph`` -- the pruned code's /
   the whole mother code's LLRs already recovered, page-locked: what the kernels and
   transfers do without the host's recovery, on the graph decoded now and on the one
@@ -21,8 +26,7 @@ min-sum, BPSK/AWGN LLRs of random blocks:
   same E LLRs (logits ln P(1)/P(0): negated);
 * ``cpu`` -- our C++ backend on this machine's cores, same blocks.
 
-int8 E LLRs are not taken by a shaped code yet (the host's rate recovery reads float32):
-no int8 rows.  Throughput: info bits (k a block) and transmitted bits (E a block) per
+Throughput: info bits (k a block) and transmitted bits (E a block) per
 second; FER on the same frames.  Rows go to ``<out>/<gpu>-nr.json`` and a table to
 ``<out>/<gpu>-nr.txt``.  FER curves against Sionna: ``bench/nr_campaign.py``.
 """
@@ -55,9 +59,16 @@ def received(code, frames, ebn0_db, seed=1):
     return info, gl.channel.awgn_llr(code.encode(info), sigma, rng).astype(np.float32)
 
 
-def row(code, frames, seconds, api, input, fer, **extra):
+def quantized(llr):
+    """(int8 LLRs, llr_scale): ``llr_scale`` the power of two that puts the 99.9th percentile
+    of |llr| at or below 127 steps, values rounded and clipped to +-127."""
+    scale = float(2.0 ** np.ceil(np.log2(np.percentile(np.abs(llr), 99.9) / 127)))
+    return np.clip(np.round(llr / np.float32(scale)), -127, 127).astype(np.int8), scale
+
+
+def row(code, frames, seconds, api, input, fer, llr_dtype="float32", **extra):
     r = dict(code=code.name, k=code.k, e=code.n, rate=code.k / code.n, iterations=ITERATIONS,
-             early_stop=False, frames_per_batch=frames, api=api, input=input,
+             early_stop=False, frames_per_batch=frames, api=api, input=input, llr_dtype=llr_dtype,
              info_gbps=code.k * frames / seconds / 1e9, transmitted_gbps=code.n * frames / seconds / 1e9,
              latency_us=seconds * 1e6, fer=fer, **extra)
     print(json.dumps(r), flush=True)
@@ -88,6 +99,18 @@ def ours(code, reps):
                         fer_of(half.decode(llr).info, info), backend="cuda", schedule="layered",
                         precision="float16", **shape))
         half.close()
+    q, scale = quantized(llr)
+    for precision in ("float16", "float32"):
+        try:
+            narrow = gl.Decoder(code, backend="cuda", devices=[0], precision=precision, llr_dtype="int8",
+                                llr_scale=scale, **settings)
+        except gl.BackendUnavailable as exc:
+            notes.append(f"int8 LLRs, precision={precision!r}: {exc}")
+            continue
+        rows.append(row(code, batch, median_time(lambda: narrow.decode(q), reps), "gl.Decoder", "numpy int8",
+                        fer_of(narrow.decode(q).info, info), llr_dtype="int8", llr_scale=scale, backend="cuda",
+                        schedule="layered", precision=precision, **shape))
+        narrow.close()
     for api, target, recover in (("gl.Decoder, pruned code", code.decoded, code.decoded_shaping.recover),
                                  ("gl.Decoder, full mother graph", code.mother, code.recover)):
         if api.endswith("pruned code") and code.decoded is code.mother:

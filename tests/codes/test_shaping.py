@@ -42,7 +42,7 @@ def test_shaping_errors():
         Shaping(8, [])
     with pytest.raises(ValueError, match=r"LLRs must have shape \[batch, 2\]"):
         Shaping(8, [0, 1]).recover(np.zeros((1, 3), np.float32))
-    with pytest.raises(ValueError, match="out must be float32"):
+    with pytest.raises(ValueError, match="out must be one of float32, float16, int8, got float64"):
         Shaping(8, [0, 1]).recover(np.zeros((1, 2), np.float32), out=np.zeros((1, 8)))
 
 
@@ -134,3 +134,99 @@ def test_recover_add_false_overwrites_and_the_pinned_pool_reuses_blocks(backend)
         np.testing.assert_array_equal(got.info, want.info)
         np.testing.assert_array_equal(got.iterations, want.iterations)
     assert len(made) == 1 and len(shaped._free) == 1
+
+
+def _saturating_recovery(shaping, q, limit=127):
+    """The plain definition of int8 recovery: each transmitted LLR added to its mother position
+    in the order of transmission, every sum clipped to +-limit; punctured 0, shortened +limit."""
+    acc = np.zeros((q.shape[0], shaping.n_mother), np.int64)
+    seen = np.zeros(shaping.n_mother, bool)
+    for j, p in enumerate(shaping.transmitted):
+        acc[:, p] = np.clip(acc[:, p] + q[:, j], -limit, limit) if seen[p] else q[:, j]
+        seen[p] = True
+    acc[:, shaping.shortened] = limit
+    return acc
+
+
+def _occurrences(shaping):
+    return np.bincount(shaping.transmitted, minlength=shaping.n_mother)
+
+
+def _int8_cases():
+    wifi = gl.codes.wifi(648, "1/2")
+    return {
+        "nr rv0": gl.codes.nr(500, 1000),                                   # 140 fillers, no repeats
+        "nr rv0 wrapping": gl.codes.nr(500, 4000),                          # E past the buffer: 2 a position
+        "nr rv2 wrapping": gl.codes.nr(500, 4000, rv=2),
+        "nr rv0+rv2": gl.codes.combine(gl.codes.nr(500, 2000), gl.codes.nr(500, 2000, rv=2)),
+        "nr rv0+rv2 wrapping": gl.codes.combine(gl.codes.nr(500, 4000), gl.codes.nr(500, 4000, rv=2)),  # up to 4
+        "shaped wifi": gl.codes.shaped(wifi, punctured=range(600, 648), shortened=range(300, 324),
+                                       repeated=[0, 1, 2, 0, 5, 0]),          # position 0 three times
+    }
+
+
+@pytest.mark.parametrize("name", list(_int8_cases()))
+def test_int8_recovery_is_the_float32_recovery_saturated(name):
+    """int8 E LLRs are recovered in int8 (punctured 0, shortened +127, repeats added with
+    saturation at +-127, never wrapped): where a position is received at most twice this is
+    the float32 recovery of the same values clipped to +-127 exactly; in general each sum is
+    clipped in the order of transmission.  Into the decoded (pruned) code's layout likewise;
+    recovering into an int8 array adds to it, saturating."""
+    code = _int8_cases()[name]
+    s = code.shaping
+    rng = np.random.default_rng(len(name))
+    q = rng.integers(-127, 128, (3, code.n)).astype(np.int8)        # large values: sums saturate
+    got = s.recover(q)
+    assert got.dtype == np.int8 and got.shape == (3, code.mother.n)
+    f32 = s.recover(q.astype(np.float32))
+    clipped = np.clip(f32, -127, 127)
+    np.testing.assert_array_equal(got, _saturating_recovery(s, q))
+    twice = _occurrences(s) <= 2
+    np.testing.assert_array_equal(got[:, twice], clipped[:, twice])
+    assert (got[:, s.shortened] == 127).all() and not got[:, s.punctured].any()
+    if s.repeats:
+        assert (np.abs(f32) > 127).any() and (np.abs(got) == 127).any()      # saturation was exercised
+    if _occurrences(s).max() > 2:
+        assert not np.array_equal(got, clipped.astype(np.int8))      # sequential saturation differs there
+    # the decoder's layout: the decoded code's recovery is the mother's at the kept positions
+    np.testing.assert_array_equal(code.decoded_shaping.recover(q), got[:, code.decoded_positions])
+    # soft combining into an int8 array saturates as well
+    acc = got.copy()
+    s.recover(q, out=acc)
+    sent = np.unique(s.transmitted)
+    want = np.clip(got[:, sent].astype(np.int16) + _saturating_recovery(s, q)[:, sent], -127, 127)
+    if not s.repeats:
+        np.testing.assert_array_equal(acc[:, sent], want)
+    assert acc.dtype == np.int8 and (acc[:, s.shortened] == 127).all()
+    # into a stale page-locked-like buffer with add=False: every position written
+    stale = np.full_like(got, 99)
+    np.testing.assert_array_equal(s.recover(q, stale, add=False), got)
+
+
+def test_float16_recovery_rounds_saturates_and_keeps_non_finite():
+    """float16 recovery: sums rounded to float16 and saturated to +-65504 (not inf), fillers
+    +65504, NaN and +-inf passed through for the decoder's bad-LLR rule."""
+    s = Shaping(8, [2, 3, 4, 5, 2, 3, 4], shortened=[0])
+    h = np.array([[60000, 1.0, np.inf, 3.0, 60000, 0.5, -np.inf],
+                  [-60000, np.nan, 1e-3, 1.0, -60000, 1.0, 2.0]], np.float16)
+    got = s.recover(h)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got[:, 0], [65504, 65504])
+    np.testing.assert_array_equal(got[:, [1, 6, 7]], np.zeros((2, 3)))
+    np.testing.assert_array_equal(got[:, 2], [65504, -65504])                 # 120000 saturated
+    np.testing.assert_array_equal(got[:, 3], np.float16([1.5, np.nan]))
+    assert np.isnan(got[0, 4]) and got[1, 4] == np.float16(np.float16(1e-3) + np.float16(2.0))   # inf + -inf
+    assert got[0, 5] == 3 and got[1, 5] == 1
+    f32 = s.recover(h[1:].astype(np.float32))
+    finite = np.isfinite(f32[0])
+    np.testing.assert_array_equal(got[1, finite], np.clip(f32[0, finite], -65504, 65504).astype(np.float16))
+
+
+def test_recovery_refuses_floats_into_int8():
+    s = Shaping(8, [0, 1])
+    with pytest.raises(TypeError, match=r"float32 LLRs cannot be recovered into int8: quantize"):
+        s.recover(np.zeros((1, 2), np.float32), out=np.zeros((1, 8), np.int8))
+    # int8 into float32 is exact, float64 becomes float32
+    got = s.recover(np.array([[5, -7]], np.int8), out=np.zeros((1, 8), np.float32), add=False)
+    assert got.dtype == np.float32 and got[0, :2].tolist() == [5, -7]
+    assert s.recover(np.zeros((1, 2))).dtype == np.float32

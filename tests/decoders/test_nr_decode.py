@@ -195,3 +195,74 @@ def test_cpu_decodes_every_lifting_size(bg):
         info = rng.integers(0, 2, (4, code.k)).astype(np.uint8)
         res = _decoder(code, "cpu").decode(transmit(code, code.encode(info), 5.0, rng))
         assert np.array_equal(res.info, info) and res.valid.all(), code.name
+
+
+class _Int8Reference:
+    """A backend that takes int8 LLRs as the cuda option ``llr_dtype="int8"`` does (value x
+    ``llr_scale`` on load, page-locked-style buffers of its own), decoding with the reference
+    decoder: the shaped path's int8 wiring tested without a GPU."""
+
+    SCALE = np.float32(0.25)
+
+    def __init__(self, code, settings):
+        from gpuldpc.decoders import reference
+
+        self.llr_dtypes = (np.dtype(np.int8),)
+        self.inner = reference.make(code, settings)
+        self.n, self.seen = code.n, []
+
+    def pinned_llr(self, rows):
+        return np.empty((rows, self.n), np.int8)
+
+    def decode(self, llr, out=None):
+        assert llr.dtype == np.int8
+        self.seen.append(llr.copy())
+        return self.inner.decode(llr.astype(np.float32) * self.SCALE, out)
+
+
+@pytest.mark.parametrize("combined", [False, True])
+def test_int8_llrs_of_a_shaped_code_reach_an_int8_backend(monkeypatch, combined):
+    """gl.Decoder on a ShapedCode takes int8 E LLRs where its backend takes int8: recovered in
+    int8 into the backend's own buffers (fillers +127, repeats saturated), decoded as the
+    float16 reference decodes the same dequantized recovery; floats are refused there."""
+    import sys
+    import types
+
+    from gpuldpc.decoders import front
+
+    made = []
+    fake = types.ModuleType("fake_int8_backend")
+    fake.make = lambda code, settings: made.append(_Int8Reference(code, settings)) or made[-1]
+    monkeypatch.setitem(sys.modules, "fake_int8_backend", fake)
+    monkeypatch.setitem(front._BACKEND_MODULES, "reference", "fake_int8_backend")
+    code = gl.codes.nr(300, 700)                                  # 20 fillers
+    if combined:
+        code = gl.codes.combine(gl.codes.nr(300, 1200), gl.codes.nr(300, 1200, rv=2))  # repeats
+    info, llr = _frames(code, 8, 3.0, seed=31)
+    q = np.clip(np.round(llr / _Int8Reference.SCALE), -127, 127).astype(np.int8)
+    dec = gl.Decoder(code, backend="reference", precision="float16", max_iterations=10)
+    got = dec.decode(q)
+    recovered = code.decoded_shaping.recover(q)
+    np.testing.assert_array_equal(made[0].seen[0], recovered)
+    assert (recovered[:, code.decoded_shaping.shortened] == 127).all()
+    monkeypatch.undo()
+    want = gl.Decoder(code.decoded, backend="reference", precision="float16", max_iterations=10).decode(
+        recovered.astype(np.float32) * _Int8Reference.SCALE)
+    np.testing.assert_array_equal(got.bits, want.bits)
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+    np.testing.assert_array_equal(got.info, want.bits[:, code.decoded_info])
+    assert (got.info == info).all(axis=1).mean() > 0.5
+    with pytest.raises(TypeError, match=r"takes int8 LLRs here \(llr_dtype='int8'\), got float32: quantize"):
+        dec.decode(llr)
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_int8_llrs_are_refused_where_the_backend_takes_no_int8(backend):
+    """The cpu backend's int8 is a message precision (it quantizes float32 LLRs itself), not an
+    input dtype; neither it nor the reference backend takes int8 LLRs, shaped code or not."""
+    for code in (gl.codes.nr(300, 700), gl.codes.get("wifi-648-1/2")):
+        precision = "int8" if backend == "cpu" else "float32"
+        dec = gl.Decoder(code, backend=backend, precision=precision)
+        with pytest.raises(TypeError, match=r"got dtype int8; int8 LLRs are taken by backend='cuda' with "
+                                            r"llr_dtype='int8' \(the cpu backend's precision='int8'"):
+            dec.decode(np.zeros((2, code.n), np.int8))

@@ -135,3 +135,57 @@ def test_nr_register_variants_give_the_reference_bits(cuda, reference, block, eb
             np.testing.assert_array_equal(got.valid, want.valid[sub], err_msg=what)
         decoded.append((want.bits[:, code.decoded_info] == info).all(axis=1).mean())
     assert max(decoded) > 0.3 and min(decoded) < 1, decoded   # decoded and failed frames compared
+
+
+def _quantized(llr, dtype, scale):
+    """E LLRs in the cuda option's input dtype (value x llr_scale on load): int8 rounded and
+    clipped to +-127 (tests/gpu/test_half_kernel.py), float16 rounded."""
+    x = llr / np.float32(scale)
+    return (np.clip(np.round(x), -127, 127) if dtype == "int8" else x).astype(dtype)
+
+
+NARROW = [  # (name, code, llr_dtype, llr_scale, precision, Eb/N0)
+    ("bg2-rate-8/9 int8 f16", lambda: gl.codes.nr(3840, 4320, bg=2), "int8", 0.25, "float16", 6.0),
+    ("bg2-rate-8/9 float16-in f16", lambda: gl.codes.nr(3840, 4320, bg=2), "float16", 0.5, "float16", 6.0),
+    ("bg1-rate-8/9 int8 f32", lambda: gl.codes.nr(8448, 9504), "int8", 0.25, "float32", 4.5),
+    ("rv0+rv2 wrapping int8 f32", lambda: gl.codes.combine(gl.codes.nr(500, 4000), gl.codes.nr(500, 4000, rv=2)),
+     "int8", 1 / 32, "float32", 2.0),
+]
+
+
+@pytest.mark.parametrize("case", NARROW, ids=[c[0] for c in NARROW])
+def test_nr_int8_and_float16_input_gives_the_reference_bits(cuda, reference, case):
+    """E LLRs in int8 (or float16) through ``gl.Decoder(..., llr_dtype=..., llr_scale=...)``:
+    recovered on the host in that dtype (fillers at the dtype's maximum, repeats added with
+    saturation: gpuldpc.codes.shaping.LlrFormat) into the cuda backend's page-locked input,
+    decoded as the reference decoder decodes the same recovery dequantized (value x llr_scale
+    in float32, as the kernels' load does); where nothing is shortened or repeated that is
+    the reference decoder on the dequantized E LLRs itself.  Skips where no kernel of the
+    asked precision holds the pruned shape."""
+    _, make_code, dtype, scale, precision, ebn0 = case
+    code = make_code()
+    settings = dict(algorithm="nms", schedule="layered", max_iterations=5, early_stop=True)
+    try:
+        dec = gl.Decoder(code, backend="cuda", precision=precision, llr_dtype=dtype, llr_scale=scale,
+                         devices=[0], **settings)
+    except gl.BackendUnavailable as exc:
+        pytest.skip(f"no {precision} kernel for {code.decoded.name}: {exc}")
+    info, llr = _received(code, 64, ebn0, seed=code.n + 7)
+    q = _quantized(llr, dtype, scale)
+    got = dec.decode(q)
+    recovered = code.decoded_shaping.recover(q)
+    assert recovered.dtype == np.dtype(dtype)
+    want = reference(code.decoded, recovered.astype(np.float32) * np.float32(scale), precision=precision, **settings)
+    for field in ("bits", "iterations", "valid"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+    np.testing.assert_array_equal(got.info, want.bits[:, code.decoded_info])
+    if code.shaping.shortened.size == 0 and not code.shaping.repeats:
+        front = gl.Decoder(code, backend="reference", precision=precision, **settings).decode(
+            q.astype(np.float32) * np.float32(scale))
+        np.testing.assert_array_equal(got.bits, front.bits)
+        np.testing.assert_array_equal(got.iterations, front.iterations)
+    assert (got.info == info).all(axis=1).mean() > 0.5
+    if dtype == "int8":                       # floats into an int8 decoder: refused, not reinterpreted
+        with pytest.raises(TypeError, match=r"takes int8 LLRs here \(llr_dtype='int8'\), got float32"):
+            dec.decode(llr)
+    dec.close()

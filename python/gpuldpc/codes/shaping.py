@@ -10,7 +10,8 @@ of length ``n_mother`` and how received LLRs go back:
 * ``shortened`` (sorted int64): mother positions whose bits are known zeros (shortening,
   the filler bits of 5G NR); never transmitted.  The receiver loads them as a certain 0,
   ``+LLR_SATURATION`` (:mod:`gpuldpc.bad_llr`, the largest LLR every decoder takes in; the
-  fixed-point and float16 paths clip it to their own maximum).  They must be information
+  fixed-point and float16 paths clip it to their own maximum; int8 and float16 input are
+  recovered in their own dtype with their largest value, :class:`LlrFormat`).  They must be information
   positions of the mother code: the encoder sets them to zero.
 * ``punctured`` (derived): every other mother position -- neither transmitted nor known;
   the receiver loads LLR 0 (no information) and the decoder decides them.
@@ -63,6 +64,7 @@ from functools import cached_property
 import numpy as np
 
 from ..bad_llr import LLR_SATURATION
+from ..float16 import FLOAT16_MAX
 from ..row_copy import by_rows
 from .code import Code
 from .qc import qc_expand
@@ -82,13 +84,53 @@ def _positions(name: str, values, n_mother: int) -> np.ndarray:
     return arr
 
 
-class _Moves:
-    """Copies (or adds) ``src[:, idx]`` into ``dst[:, pos]`` -- or a constant when ``idx`` is
-    None -- as slice copies where idx and pos run in steps of 1 together (a circular
-    buffer read: a few long runs, memcpy speed), else as one fancy-index operation."""
+class LlrFormat:
+    """How LLRs of one dtype are recovered: the value a known zero (shortened bit) gets and
+    how the LLRs of a position received more than once are added.
 
-    def __init__(self, idx, pos, value=None):
-        self.idx, self.pos, self.value = idx, pos, value
+    ``float32``: known zeros ``+LLR_SATURATION`` (2^64), plain float32 sums (the kernels'
+    load clamps beyond 2^64).  ``float16``: known zeros +65504 (the largest float16), each
+    sum rounded to float16 and saturated to +-65504 (not overflowed to inf, which the
+    bad-LLR rule would flag).  ``int8``: known zeros +127, each sum saturated to +-127
+    (never wrapped).  Both narrow formats are scaled by the kernels' ``llr_scale`` on load,
+    so a known zero is the largest LLR the input can carry (``127 * llr_scale``).  NaN and
+    +-inf (float formats) pass through every copy and sum unchanged.
+    """
+
+    def __init__(self, dtype, certain: float, limit: float | None, wide):
+        self.dtype, self.certain, self.limit, self.wide = np.dtype(dtype), certain, limit, np.dtype(wide)
+
+    def add(self, cur, val, out=None):
+        """``cur + val`` saturated (into ``out``, a view where ``cur`` lies, or a new array)."""
+        if self.limit is None:
+            return np.add(cur, val, out=out)
+        with np.errstate(invalid="ignore"):          # inf + -inf: NaN, flagged by the decoder
+            total = np.add(cur, val, dtype=self.wide)
+        np.clip(total, -self.limit, self.limit, out=total,
+                where=np.isfinite(total) if self.wide.kind == "f" else True)
+        if out is None:
+            return total.astype(self.dtype)
+        out[...] = total
+        return out
+
+    def __repr__(self):
+        return f"LlrFormat({self.dtype}, certain={self.certain:g}, limit={self.limit})"
+
+
+LLR_FORMATS = {f.dtype: f for f in (LlrFormat(np.float32, LLR_SATURATION, None, np.float32),
+                                    LlrFormat(np.float16, FLOAT16_MAX, FLOAT16_MAX, np.float32),
+                                    LlrFormat(np.int8, 127, 127, np.int16))}
+"""dtype -> :class:`LlrFormat`: the LLR dtypes :meth:`Shaping.recover` takes and writes."""
+
+
+class _Moves:
+    """Copies or adds ``src[:, idx]`` into ``dst[:, pos]`` (or fills ``dst[:, pos]`` with a
+    constant, ``idx`` None) as slice copies where idx and pos run in steps of 1 together
+    (a circular buffer read: a few long runs, memcpy speed), else as one fancy-index
+    operation."""
+
+    def __init__(self, idx, pos):
+        self.idx, self.pos = idx, pos
         if pos.size == 0:
             self.runs = []
             return
@@ -101,20 +143,27 @@ class _Moves:
         self.runs = ([(0 if idx is None else int(idx[a]), int(pos[a]), int(b - a)) for a, b in zip(starts, ends)]
                      if 16 * starts.size <= pos.size else None)
 
-    def apply(self, dst, src, add: bool):
+    def fill(self, dst, value):
         if self.runs is None:
-            val = self.value if self.idx is None else src[:, self.idx]
-            if add:
-                dst[:, self.pos] += val
-            else:
-                dst[:, self.pos] = val
+            dst[:, self.pos] = value
+            return
+        for _, d0, length in self.runs:
+            dst[:, d0:d0 + length] = value
+
+    def copy(self, dst, src):
+        if self.runs is None:
+            dst[:, self.pos] = src[:, self.idx]
             return
         for s0, d0, length in self.runs:
-            val = self.value if self.idx is None else src[:, s0:s0 + length]
-            if add:
-                dst[:, d0:d0 + length] += val
-            else:
-                dst[:, d0:d0 + length] = val
+            dst[:, d0:d0 + length] = src[:, s0:s0 + length]
+
+    def add(self, dst, src, fmt: LlrFormat):
+        if self.runs is None:
+            dst[:, self.pos] = fmt.add(dst[:, self.pos], src[:, self.idx])
+            return
+        for s0, d0, length in self.runs:
+            view = dst[:, d0:d0 + length]
+            fmt.add(view, src[:, s0:s0 + length], out=view)
 
 
 class Shaping:
@@ -151,7 +200,7 @@ class Shaping:
         for a in (self.transmitted, self.shortened, self.punctured):
             a.setflags(write=False)
         self._groups = [_Moves(idx, pos) for idx, pos in self._repeat_groups(sent)]
-        self._fill = [_Moves(None, self.punctured, 0.0), _Moves(None, known, LLR_SATURATION)]
+        self._punctured, self._shortened = _Moves(None, self.punctured), _Moves(None, known)
 
     @staticmethod
     def _repeat_groups(sent: np.ndarray):
@@ -185,36 +234,55 @@ class Shaping:
         return cw[..., self.transmitted]
 
     def recover(self, llr, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
-        """Received LLRs [batch, n] -> mother-code LLRs float32 [batch, n_mother].
+        """Received LLRs [batch, n] -> mother-code LLRs [batch, n_mother], float32, float16
+        or int8 (:data:`LLR_FORMATS`): the dtype of ``out``, else of ``llr`` (other input
+        becomes float32).
 
         Transmitted positions get the sum of their received LLRs, punctured ones 0,
-        shortened ones ``+LLR_SATURATION``.  ``out`` (float32 [batch, n_mother]): the
-        LLRs are *added* to it (soft combining of retransmissions: recover each into the
-        same array), shortened positions set again; it is returned.  With ``add=False``
-        ``out`` is overwritten instead (a page-locked buffer the decoder reuses).  NaN and
-        +-inf pass through unchanged, so the decoder's bad-LLR rule
-        (:mod:`gpuldpc.bad_llr`) still sees and flags them.
+        shortened ones the format's certain 0 (float32 ``+LLR_SATURATION``, float16
+        +65504, int8 +127).  A position received more than once adds its LLRs in the
+        order of transmission, each sum saturated to the format's limit (float16 +-65504,
+        rounded to float16; int8 +-127, never wrapped; float32: plain sums), so the int8
+        recovery of values in -127..127 is their float32 recovery clipped to +-127 wherever
+        a position is received at most twice or no partial sum leaves the range.  ``out``
+        ([batch, n_mother] of the format): the LLRs are *added* to it (soft combining of
+        retransmissions: recover each into the same array; the same saturating sums),
+        shortened positions set again; it is returned.  With ``add=False`` ``out`` is
+        overwritten instead (a page-locked buffer the decoder reuses).  ``llr`` must have
+        ``out``'s dtype or one that casts to it within its kind (float64 into float32,
+        int8 into float32; never floats into int8: quantize them yourself, with the
+        decoder's ``llr_scale``).  NaN and +-inf pass through unchanged, so the decoder's
+        bad-LLR rule (:mod:`gpuldpc.bad_llr`) still sees and flags them.
         """
-        arr = np.asarray(llr, dtype=np.float32)
+        arr = llr if type(llr) is np.ndarray else np.asarray(llr)
+        dtype = out.dtype if out is not None else arr.dtype if arr.dtype in LLR_FORMATS else np.dtype(np.float32)
+        fmt = LLR_FORMATS.get(dtype)
+        if fmt is None:
+            raise ValueError(f"out must be one of {', '.join(map(str, LLR_FORMATS))}, got {dtype}")
+        if arr.dtype != dtype:
+            if not np.can_cast(arr.dtype, dtype, "same_kind"):
+                raise TypeError(f"{arr.dtype} LLRs cannot be recovered into {dtype}: quantize them first "
+                                f"(e.g. np.clip(np.round(llr / llr_scale), -127, 127).astype(np.int8))")
+            arr = arr.astype(dtype)
         one = arr.ndim == 1
         arr2 = arr[None] if one else arr
         if arr2.ndim != 2 or arr2.shape[1] != self.n:
             raise ValueError(f"LLRs must have shape [batch, {self.n}], got {np.shape(llr)}")
         want = (self.n_mother,) if one else (arr2.shape[0], self.n_mother)
         if out is None:
-            out = np.empty(want, np.float32)
+            out = np.empty(want, dtype)
             add = False
-        if out.shape != want or out.dtype != np.float32:
-            raise ValueError(f"out must be float32 of shape {want}, got {out.dtype} {out.shape}")
+        if out.shape != want:
+            raise ValueError(f"out must have shape {want}, got {out.shape}")
         view = out if out.ndim == 2 else out[None]
         rest = self._groups
         if not add:                           # every mother position written once, no zeroing pass
-            self._groups[0].apply(view, arr2, add=False)
-            self._fill[0].apply(view, None, add=False)
+            self._groups[0].copy(view, arr2)
+            self._punctured.fill(view, 0)
             rest = self._groups[1:]
         for moves in rest:
-            moves.apply(view, arr2, add=True)
-        self._fill[1].apply(view, None, add=False)
+            moves.add(view, arr2, fmt)
+        self._shortened.fill(view, fmt.certain)
         return out[0] if one and out.ndim == 2 else out
 
     def concat(self, other: "Shaping") -> "Shaping":
@@ -371,7 +439,8 @@ class ShapedCode:
         return self.shaping.select(self.encode_mother(info))
 
     def recover(self, llr, out: np.ndarray | None = None, add: bool = True) -> np.ndarray:
-        """Received LLRs [batch, n] -> mother LLRs [batch, mother.n] (:meth:`Shaping.recover`)."""
+        """Received LLRs [batch, n] -> mother LLRs [batch, mother.n] in their dtype (float32,
+        float16 or int8: :meth:`Shaping.recover`)."""
         return self.shaping.recover(llr, out, add)
 
     @cached_property
@@ -469,8 +538,11 @@ def combine(*codes: ShapedCode, name: str | None = None) -> ShapedCode:
 class ShapedBackend:
     """A backend of ``code.decoded`` (the pruned mother, :func:`prune`) behind the decoder
     front: LLRs [batch, n] are recovered straight into the decoded code's LLRs
-    [batch, decoded.n] (``code.decoded_shaping``, float32, one host pass, rows split over
-    threads: :func:`gpuldpc.row_copy.by_rows`) before the backend decodes them; ``bits``
+    [batch, decoded.n] (``code.decoded_shaping``, one host pass, rows split over threads:
+    :func:`gpuldpc.row_copy.by_rows`) before the backend decodes them, in the backend's
+    LLR dtype (``llr_dtypes``: float32, or the cuda option ``llr_dtype="int8"`` /
+    ``"float16"``: the E LLRs come in and are recovered in that dtype, :class:`LlrFormat`,
+    and the front door takes them as the backend does); ``bits``
     are the decisions at ``code.decoded_positions``, ``info`` the k information bits
     (shortened bits dropped) and ``valid`` the syndrome of the decoded code's checks.  A
     backend with page-locked input (``pinned_llr``, cuda) gets the recovery written into
@@ -483,6 +555,12 @@ class ShapedBackend:
         self._shaping, self._n = code.decoded_shaping, code.decoded.n
         self._info_index = code.decoded_info
         self._pinned = getattr(impl, "pinned_llr", None)
+        self.llr_dtypes = tuple(np.dtype(d) for d in getattr(impl, "llr_dtypes", (np.float32,)))
+        unknown = [d for d in self.llr_dtypes if d not in LLR_FORMATS]
+        if unknown:
+            raise TypeError(f"code {code.name!r}: rate recovery writes {', '.join(map(str, LLR_FORMATS))} "
+                            f"LLRs; the backend takes {', '.join(map(str, self.llr_dtypes))}")
+        self._dtype = self.llr_dtypes[0]
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
         self._prefix = bool(np.array_equal(self._info_index, np.arange(code.k)))
@@ -504,7 +582,7 @@ class ShapedBackend:
         rows, shaping = llr.shape[0], self._shaping
         block = None
         if self._pinned is None:
-            out = np.empty((rows, self._n), np.float32)
+            out = np.empty((rows, self._n), self._dtype)
         else:
             with self._lock:
                 fits = [b for b in self._free if b.shape[0] >= rows]

@@ -84,7 +84,8 @@ class Decoder:
     ----------
     code : Code or ShapedCode
         From :mod:`gpuldpc.codes` (binary or GF(q)); a ShapedCode (``gl.codes.nr(k, e)``,
-        ``gl.codes.shaped``) takes its ``n`` transmitted LLRs and decodes its mother code
+        ``gl.codes.shaped``) takes its ``n`` transmitted LLRs (in the backend's dtype: int8
+        with the cuda option ``llr_dtype="int8"``, docs/nr.md) and decodes its mother code
         pruned of what carries nothing (``code.decoded``; ``bits``: the decisions at
         ``code.decoded_positions`` [batch, len(decoded_positions)]; ``info``: the ``k``
         information bits; ``valid``: the pruned code's syndrome;
@@ -161,7 +162,11 @@ class Decoder:
                                  int(positive_llr_bit))
         self.backend, self._impl = self._make_backend(backend)
         self._raise = on_bad_llr == "raise"
-        self._dtypes = getattr(self._impl, "llr_dtypes", (np.dtype(np.float32),))
+        self._dtypes = tuple(np.dtype(d) for d in getattr(self._impl, "llr_dtypes", (np.float32,)))
+        # the dtype other floating-point input becomes: float32 where the backend takes it, else its
+        # float dtype (cuda llr_dtype="float16"); None: it takes no float (llr_dtype="int8")
+        self._float_to = next((d for d in sorted(self._dtypes, key=lambda d: d != np.float32) if d.kind == "f"),
+                              None)
         self._shapes = ((code.n,),) if code.is_binary else ((code.n, code.q), (code.n * code.bits_per_symbol,))
         self._bit_llr_on_host = not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False)
         self._negate = positive_llr_bit == 1 and not getattr(self._impl, "applies_llr_sign", False)
@@ -206,17 +211,19 @@ class Decoder:
         Binary codes: [batch, n].  GF(q) codes: symbol LLRs [batch, n, q], or the
         bit LLRs of the binary image [batch, n*m] (m = log2 q, bit order of
         :mod:`gpuldpc.gf`), which the cuda backend converts on the GPU.
-        Floating-point input becomes float32 unless the backend takes its dtype
-        as is (``llr_dtypes`` of the backend, e.g. float16 or int8 for cuda).
+        The backend's dtypes (``llr_dtypes``: float32; for cuda the one ``llr_dtype``
+        names, float16 or int8; a shaped code takes its backend's) are taken as they are;
+        other floating-point input becomes float32 (float16 where that is the backend's
+        only float dtype); a backend that takes int8 only refuses floats (quantizing needs
+        the decoder's ``llr_scale``), and integers go only to a backend that takes them.
         No pass over the values (see :mod:`gpuldpc.bad_llr`), except the negating copy of
-        ``positive_llr_bit=1`` for a backend that does not apply the sign itself.
+        ``positive_llr_bit=1`` for a backend that does not apply the sign itself (int8:
+        -128 becomes +127).
         """
         arr = llr if type(llr) is np.ndarray else np.asarray(llr)
         accepted = self._dtypes
-        if arr.dtype not in accepted and arr.dtype.kind != "f":
-            names = ", ".join(str(np.dtype(d)) for d in accepted)
-            raise TypeError(f"LLRs must be floating point ({names} for backend {self.backend!r}), "
-                            f"got dtype {arr.dtype}")
+        if arr.dtype not in accepted and (arr.dtype.kind != "f" or self._float_to is None):
+            self._refuse(arr.dtype)
         shapes = self._shapes
         if arr.shape in shapes:
             arr = arr[None]
@@ -224,10 +231,23 @@ class Decoder:
             wanted = " or ".join("[batch, " + ", ".join(map(str, s)) + "]" for s in shapes)
             raise ValueError(f"code {self.code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
         if self._negate and arr.ndim == 2:
-            return np.negative(arr, dtype=arr.dtype if arr.dtype in accepted else np.float32)
+            if arr.dtype.kind == "i":                  # -(-128) would wrap to -128
+                return np.negative(np.maximum(arr, -np.iinfo(arr.dtype).max))
+            return np.negative(arr, dtype=arr.dtype if arr.dtype in accepted else self._float_to)
         if arr.dtype not in accepted:
-            return np.ascontiguousarray(arr, dtype=np.float32)
+            return np.ascontiguousarray(arr, dtype=self._float_to)
         return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+
+    def _refuse(self, dtype):
+        """TypeError for LLRs of a dtype this decoder's backend does not take, saying which to use."""
+        names = ", ".join(map(str, self._dtypes))
+        if self._float_to is None:
+            raise TypeError(f"backend {self.backend!r} takes {names} LLRs here (llr_dtype={names!r}), got {dtype}: "
+                            f"quantize them with the decoder's llr_scale, e.g. np.clip(np.round(llr / llr_scale), "
+                            f"-127, 127).astype(np.int8), or build it with llr_dtype='float32'")
+        hint = ("; int8 LLRs are taken by backend='cuda' with llr_dtype='int8' (the cpu backend's "
+                "precision='int8' quantizes float32 LLRs itself, with llr_scale)" if dtype.kind in "iu" else "")
+        raise TypeError(f"LLRs must be floating point ({names} for backend {self.backend!r}), got dtype {dtype}{hint}")
 
     def decode(self, llr, out: np.ndarray | None = None) -> DecodeResult:
         """Decode a batch of frames; see the class docstring for the conventions.
