@@ -39,6 +39,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -132,6 +133,37 @@ def ours(code, reps):
     return rows, info, llr, notes
 
 
+def latency_rows(code, calls=300):
+    """One code block a call through ``gl.Decoder(preset="latency")`` from a numpy array, hand-over
+    to bits on the host (the issue's <= 60 us): median and p99 of ``calls`` calls after half a
+    second of calls, float32 LLRs and int8 LLRs with binary16 messages."""
+    settings = dict(algorithm="nms", schedule="layered", max_iterations=ITERATIONS, early_stop=False)
+    info, llr = received(code, 1, EBN0_DB[code.n])
+    q, scale = quantized(llr)
+    rows, notes = [], []
+    for precision, dtype, src, extra in (("float32", "float32", llr, {}),
+                                         ("float16", "int8", q, dict(llr_dtype="int8", llr_scale=scale))):
+        try:
+            dec = gl.Decoder(code, backend="cuda", devices=[0], preset="latency", precision=precision, **extra,
+                             **settings)
+        except gl.BackendUnavailable as exc:
+            notes.append(f"latency, precision={precision!r}: {exc}")
+            continue
+        start = time.perf_counter()
+        while time.perf_counter() - start < 0.5:
+            dec.decode(src)
+        times = np.empty(calls)
+        for i in range(calls):
+            t0 = time.perf_counter()
+            dec.decode(src)
+            times[i] = time.perf_counter() - t0
+        rows.append(row(code, 1, float(np.median(times)), "gl.Decoder", "numpy" if dtype == "float32" else "numpy int8",
+                        fer_of(dec.decode(src).info, info), backend="cuda", schedule="layered", precision=precision,
+                        llr_dtype=dtype, preset="latency", latency_p99_us=float(np.percentile(times, 99)) * 1e6))
+        dec.close()
+    return rows, notes
+
+
 def sionna_decoder(code, iterations, device="cuda:0"):
     """Sionna's ``LDPC5GDecoder`` for ``code`` (``gl.codes.nr``: Sionna's own rate matching of
     (k, E), rv 0, on the code's base graph), flooding belief propagation (boxplus-phi), ``num_iter=iterations``, no
@@ -198,6 +230,10 @@ def main(argv=None):
         code = gl.codes.nr(k, e, bg=bg)
         ours_rows, info, llr, why_not = ours(code, reps)
         rows += ours_rows
+        if code.n == 9504:                             # the issue's one-codeword target: BG1 rate 8/9
+            lat_rows, lat_notes = latency_rows(code)
+            rows += lat_rows
+            why_not += lat_notes
         try:
             peer, why = sionna(code, info, llr, reps)
         except Exception as exc:  # the peer failing is a note, not the end of the run
@@ -219,7 +255,9 @@ def main(argv=None):
         prec = {"float32": "f32", "float16": "f16"}.get(r.get("precision"), "-")
         lines.append(f"{r['api']:30s} {r['input']:18s} {r['code']:28s} {r['backend']:8s} {prec:4s} "
                      f"{r['frames_per_batch']:7d} {r['info_gbps']:10.3f} {r['transmitted_gbps']:8.3f} "
-                     f"{r['latency_us'] / 1e3:9.2f} {r['fer']:7.4f}")
+                     f"{r['latency_us'] / 1e3:9.3f} {r['fer']:7.4f}"
+                     + (f"  one block: {r['latency_us']:.1f} us median, {r['latency_p99_us']:.1f} p99"
+                        if r.get("preset") == "latency" else ""))
     lines += [f"note {k}: {v}" for k, v in notes.items()]
     with open(stem + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")
