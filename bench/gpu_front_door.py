@@ -297,7 +297,7 @@ def sweep_rows(reps):
     batch = dec.preferred_batch("throughput")
     llr = noisy(code, batch)[1]
     ctx = dec._impl.decoder.engines[0].ctx
-    lib = host_memory._libcuda()
+    lib = host_memory.libcuda()
     fresh = llr.copy()
 
     def register():
