@@ -45,7 +45,7 @@ want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want nr && run nr 480 python3 bench/gpu_nr.py --out "$OUT" ${NR_ARGS:-}
 want nrfer && run nrfer 330 python3 bench/nr_campaign.py --out "$OUT" ${NRFER_ARGS:-}
 if want gr; then   # the block's work path, three times each, interleaved: numpy ring, 1 % NaN frames erased, GNU Radio-like (foreign) ring
-  for rep in 1 2 3; do
+  for rep in $(seq "${GR_REPS:-3}"); do
     run gr_clean_$rep 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"
     run gr_bad_$rep 90 python3 bench/gr_throughput.py --path core --bad-fraction 0.01 --backend cuda --frames 262144 --out "$OUT"
     run gr_foreign_$rep 90 python3 bench/gr_throughput.py --path core --foreign --backend cuda --frames 262144 --out "$OUT"

@@ -17,6 +17,10 @@ Rows (DESIGN.md "Measuring"; every row names its ``api`` and ``input``):
   on clean input (issue 19: the in-kernel check costs <= 3 %);
 * latency, ``preset="latency"``: one and six WiMAX 2304 codewords from numpy arrays
   (median and p99 over many calls), one GF(32) (620,310) frame from numpy bit LLRs;
+* LLRs already on the GPU (issue 16: >= 45 Gb/s with float16 messages): ``gl.Decoder.decode``
+  of a PyTorch CUDA tensor (input "device"), WiMAX 2304 r1/2, float32 LLRs with float32 and
+  float16 messages, int8 LLRs with float16 messages, results on the host and (``out_device``)
+  on the GPU (``--only device``; skipped without PyTorch);
 * GF(q) throughput from numpy bit LLRs through ``gl.Decoder`` and through
   ``NbCudaDecoder`` with pinned input (the lower-level figure, same frames).
 
@@ -166,6 +170,33 @@ def throughput_rows(code, reps):
     return rows
 
 
+def device_rows(reps):
+    """``gl.Decoder.decode`` of a torch CUDA tensor, results to the host and kept on the GPU."""
+    try:
+        import torch
+    except ImportError:
+        print("device rows skipped: no PyTorch", flush=True)
+        return []
+    code, rows = gl.codes.get("wimax-2304-1/2"), []
+    for precision, llr_dtype in (("float32", "float32"), ("float16", "float32"), ("float16", "int8")):
+        extra = dict(llr_dtype="int8", llr_scale=0.25) if llr_dtype == "int8" else {}
+        dec = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0],
+                         precision=precision, **extra)
+        batch = dec.preferred_batch("throughput")
+        cw, llr = noisy(code, batch)
+        if llr_dtype == "int8":
+            llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+        dev = torch.from_numpy(llr).cuda()
+        torch.cuda.synchronize()
+        fer = fer_of(dec.decode(dev, out_device=False), cw)
+        for out_device in (False, True):
+            rows.append(row(code, batch, median_time(lambda: dec.decode(dev, out_device=out_device), reps),
+                            "gl.Decoder", "device (torch CUDA tensor)" + (", out_device" if out_device else ""),
+                            llr_dtype=llr_dtype, fer=fer, precision=precision, out_device=out_device))
+        dec.close()
+    return rows
+
+
 def latency(dec, llr, reps, out=None):
     """(median, p99) seconds of ``dec.decode(llr)`` over ``reps`` calls, after one second of
     calls (the GPU's clocks up, as in a live receiver)."""
@@ -297,7 +328,7 @@ def sweep_rows(reps):
     batch = dec.preferred_batch("throughput")
     llr = noisy(code, batch)[1]
     ctx = dec._impl.decoder.engines[0].ctx
-    lib = host_memory._libcuda()
+    lib = host_memory.libcuda()
     fresh = llr.copy()
 
     def register():
@@ -345,7 +376,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
-    ap.add_argument("--only", default="throughput,latency,nb", help="comma-separated parts (also: sweep)")
+    ap.add_argument("--only", default="throughput,latency,nb,device", help="comma-separated parts (also: sweep)")
     args = ap.parse_args(argv)
     drv = cuda.driver()
     reps = 4 if args.quick else 10
@@ -359,6 +390,8 @@ def main(argv=None):
         rows += latency_rows(500 if args.quick else 3000)
     if "nb" in parts:
         rows += nb_rows(reps)
+    if "device" in parts:
+        rows += device_rows(reps)
     if "sweep" in parts:
         sweep, notes["sweep"] = sweep_rows(reps)
         rows += sweep

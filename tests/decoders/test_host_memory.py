@@ -45,7 +45,7 @@ class FakeContext:
 @pytest.fixture
 def registry(monkeypatch):
     lib = FakeDriverLibrary()
-    monkeypatch.setattr(hm, "_libcuda", lambda: lib)
+    monkeypatch.setattr(hm, "libcuda", lambda: lib)
     reg = hm.HostRegistry(FakeContext())
     reg.lib = lib
     return reg

@@ -547,8 +547,9 @@ class ShapedBackend:
     (shortened bits dropped) and ``valid`` the syndrome of the decoded code's checks.  A
     backend with page-locked input (``pinned_llr``, cuda) gets the recovery written into
     page-locked buffers it copies as they lie, taken from a free list and given back when
-    the call (or the ticket's result) is done.  ``decode_device`` and page-locked input of
-    the E LLRs are not offered (the recovery runs on the host)."""
+    the call (or the ticket's result) is done.  GPU arrays (in: ``decode_device``, DLPack,
+    ``__cuda_array_interface__``; out: ``out_device``) and page-locked input of the E LLRs
+    are not offered (the recovery runs on the host; the front door says so)."""
 
     def __init__(self, impl, code: ShapedCode):
         self._impl, self._code = impl, code
@@ -616,10 +617,6 @@ class ShapedBackend:
             return self._info(self._impl.result(handle[1]))
         finally:
             self._release(handle[0])
-
-    def decode_device(self, llr, frames):
-        raise TypeError(f"code {self._code.name!r}: decode_device takes no shaped code (its LLRs are "
-                        "recovered on the host); hand host arrays to decode()")
 
 
 def make_backend(module, code, settings):

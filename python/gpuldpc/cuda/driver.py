@@ -17,6 +17,7 @@ Kernel modules are looked up, in order, as
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from pathlib import Path
@@ -27,6 +28,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 _SOURCE_DIRS = (_PACKAGE / "kernels", _PACKAGE.parent.parent / "kernels")
 _lock = threading.Lock()
 _drv = None
+_cuda_library = None
 
 
 def driver():
@@ -49,6 +51,25 @@ def driver():
                 raise BackendUnavailable("no CUDA device is visible")
             _drv = drv
     return _drv
+
+
+def libcuda():
+    """The CUDA driver library through ctypes, for the calls PyCUDA does not offer in the form
+    needed: page-locking caller arrays in place (:mod:`.host_memory`), the device of a foreign
+    pointer and waiting on a foreign stream (:mod:`.device_memory`)."""
+    global _cuda_library
+    if _cuda_library is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        ptr, uint = ctypes.c_void_p, ctypes.c_uint
+        lib.cuMemHostRegister_v2.argtypes = [ptr, ctypes.c_size_t, uint]
+        lib.cuMemHostUnregister.argtypes = [ptr]
+        lib.cuPointerGetAttribute.argtypes = [ptr, ctypes.c_int, ctypes.c_uint64]
+        lib.cuEventCreate.argtypes = [ctypes.POINTER(ptr), uint]
+        lib.cuEventRecord.argtypes = [ptr, ptr]
+        lib.cuStreamWaitEvent.argtypes = [ptr, ptr, uint]
+        lib.cuEventDestroy_v2.argtypes = [ptr]
+        _cuda_library = lib
+    return _cuda_library
 
 
 def device_ids(devices) -> list[int]:

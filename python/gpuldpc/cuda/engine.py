@@ -14,13 +14,22 @@ chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
   registered in place, are copied to the GPU as they lie; other host
   memory is staged into the stream's page-locked buffer by several threads while the
   other streams' copies and kernels run; input already on the device
-  (:meth:`GpuDecoder.decode_device`) is read in place;
+  (a :class:`~gpuldpc.device_arrays.DeviceLLR`: CuPy, PyTorch, ... arrays, or
+  :meth:`GpuDecoder.decode_device`'s pointer) is read in place, on its own device only (the
+  batch is not split); a producer stream it names is waited for on the GPU
+  (:func:`.device_memory.wait_for_stream`; the slots' streams are *blocking* streams, so
+  work on the legacy default stream is always ordered before them);
 * results: the iteration counts, the flags (bit 0: syndrome satisfied, bit 1: the frame's
   LLRs held NaN or infinities, :mod:`gpuldpc.bad_llr`) and the hard decisions of every
   chunk are copied once, by DMA, into one page-locked block of the ticket
   (:class:`.host_memory.ResultPool`), which the returned arrays are views of (or the bits
   into the caller's ``out``); the latency presets' kernels write theirs straight into the
-  slot's mapped host buffer, copied from there into small arrays.
+  slot's mapped host buffer, copied from there into small arrays;
+* ``out_device``: the kernels write the bits and iteration counts straight into a pooled
+  device block of the ticket (:class:`.device_memory.DeviceResults`), which the result's
+  :class:`~.device_memory.DeviceArray` objects are; only the flag bytes are copied to the
+  host (``valid``, ``bad_llr``, the ``on_bad_llr`` policy).  The batch runs on one device,
+  without the resident kernel (which writes to its slot's buffers).
 
 ``submit(llr)`` issues the work and returns a :class:`Ticket` at once; ``result(ticket)``
 waits for its streams and returns the DecodeResult; ``decode(llr) = result(submit(llr))``
@@ -53,8 +62,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..device_arrays import DeviceLLR, from_pointer
+from ..result import DecodeResult
 from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
+from .device_memory import DeviceResults, device_ordinal, memory_pool, wait_for_stream
 from .driver import device_ids, driver
 from .host_memory import (HostRegistry, ResultPool, is_pinned, mapped_address, release_events,
                           pinned_empty)
@@ -97,18 +109,23 @@ class Ticket:
     if given); ``parts`` is (engine, start, stop) per device; ``streams`` the (engine, slot,
     event) triples it waits for (an event recorded on the slot's stream after the ticket's
     last chunk there, so a later ticket's work on the same stream is not waited for);
-    ``keep`` holds the input until then."""
+    ``keep`` holds the input until then.  ``device``: results on the GPU (``out_device``),
+    a :class:`.device_memory.DeviceResults` whose ``bits``/``iterations`` the ticket's are
+    (only the flags come to the host); else None."""
 
-    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep")
+    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device")
 
-    def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts):
+    def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts, device=None):
         off = _flags_offset(batch)
         self.streams = []
-        size = off + (batch * width if out is None else 0)
+        size = off + (batch * width if out is None and device is None else 0)
         block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
         self.iterations = block[:4 * batch].view(np.int32)
         self.flags = block[4 * batch:5 * batch]
         self.bits = block[off:off + batch * width].reshape(batch, width) if out is None else out
+        self.device = device
+        if device is not None:
+            self.bits, self.iterations = device.bits, device.iterations
         self.parts = parts
         self.keep = None
 
@@ -122,10 +139,12 @@ class Ticket:
 
 
 class DeviceInput(NamedTuple):
-    """LLRs already in device memory: ``pointer`` to ``frames`` rows of ``frame_bytes`` each."""
+    """LLRs already in device memory: ``pointer`` to ``frames`` rows of ``frame_bytes`` each;
+    ``stream``: a producer stream to wait for first (None: none)."""
 
     pointer: int
     frame_bytes: int
+    stream: int | None = None
 
 
 class _Slot:
@@ -232,6 +251,19 @@ class DeviceEngine:
                     f"{free / 2**20:.1f} MiB are free; lower streams= or chunk_frames=") from exc
         self.registry = HostRegistry.shared(ctx)
         self._next = 0
+        self._device_pool = None
+
+    def device_results(self, batch: int, width: int) -> DeviceResults:
+        """A pooled device block for a ticket's results (``out_device``); call inside ``active()``."""
+        if self._device_pool is None:
+            self._device_pool = memory_pool()
+        return DeviceResults(self.ctx, self._device_pool, batch, width, _flags_offset(batch))
+
+    def free_device_pool(self):
+        """Give the pool's unused blocks back to CUDA (blocks still held by results stay valid)."""
+        if self._device_pool is not None:
+            with self.ctx.active():
+                self._device_pool.free_held()
 
     def where(self, start, stop, batch):
         return (f"kernel {self.plan.name} (code {self.code_name!r}, batch of {batch} frames, frames "
@@ -244,8 +276,13 @@ class DeviceEngine:
         drv = driver()
         plan = self.plan
         on_device = isinstance(llr, DeviceInput)
+        dev_out = ticket.device.out if ticket.device is not None else None
         if on_device:
             dev_base = llr.pointer
+            if llr.stream is not None:              # the producer's stream, before any chunk
+                count = -(-(stop - start) // self.chunk)
+                wait_for_stream(llr.stream, [self.slots[(self._next + i) % self.streams].stream
+                                             for i in range(min(count, self.streams))])
         elif plan.mapped_input:
             dev_base = aligned_mapped_address(llr)          # None: staged; else read in place
         else:
@@ -283,14 +320,20 @@ class DeviceEngine:
                         drv.memcpy_htod_async(dev_in, slot.staged(src), slot.stream)
                         slot.input_free.record(slot.stream)
                         slot.staging_busy = True
-                posted = slot.resident is not None and count <= slot.resident.frames and int(dev_in) % 8 == 0
+                posted = (slot.resident is not None and dev_out is None and count <= slot.resident.frames
+                          and int(dev_in) % 8 == 0)
                 if posted:
                     slot.resident.post(count, int(dev_in))
+                elif dev_out is not None:           # results into the ticket's device block
+                    i = start + a
+                    out = (dev_out[0] + i * plan.bits_width, dev_out[1] + 4 * i, dev_out[2] + i)
+                    plan.launch(slot.stream, count, dev_in, kind, out, slot.scratch, slot.capacity)
+                    drv.memcpy_dtoh_async(ticket.flags[i:start + b], out[2], slot.stream)
                 else:
                     plan.launch(slot.stream, count, dev_in, kind, slot.out, slot.scratch, slot.capacity)
-                if slot.mapped_out:                 # results in host_out: copied when collected
+                if slot.mapped_out and dev_out is None:     # results in host_out: copied when collected
                     slot.pending = (ticket, start + a, start + b, posted)
-                else:
+                elif dev_out is None:
                     s, dev_bits, dev_iters, dev_flags = slot.stream, *slot.out
                     drv.memcpy_dtoh_async(ticket.bits[start + a:start + b], dev_bits, s)
                     drv.memcpy_dtoh_async(ticket.iterations[start + a:start + b], dev_iters, s)
@@ -425,6 +468,16 @@ class GpuDecoder:
     def devices(self) -> list[DeviceContext]:
         return [e.ctx for e in self.engines]
 
+    @property
+    def device_ids(self) -> tuple:
+        """The GPUs this decoder runs on (device arrays must lie on one of them)."""
+        return tuple(e.ctx.id for e in self.engines)
+
+    def device_ordinal(self, pointer: int) -> int:
+        """The GPU a device pointer points into (:func:`.device_memory.device_ordinal`)."""
+        with self.engines[0].ctx.current():
+            return device_ordinal(pointer)
+
     def pinned_bits(self, batch: int) -> np.ndarray:
         """A page-locked hard-decision array for ``out=``."""
         return pinned_empty((batch, self.bits_width), np.uint8, self.engines[0].ctx)
@@ -439,13 +492,42 @@ class GpuDecoder:
         return sum(2 * e.streams * e.chunk for e in self.engines)
 
     # ------------------------------------------------------------------ decode
-    def _ticket(self, batch, out, parts=None) -> Ticket:
-        """A ticket of ``batch`` frames with its result block from the pool; ``parts``:
-        (engine, start, stop) per device, equal shares unless given."""
+    def _ticket(self, batch, out, llr, out_device=False) -> Ticket:
+        """A ticket of ``batch`` frames with its result block from the pool: ``parts``
+        (engine, start, stop) per device, equal shares of a host batch; the whole batch on
+        the device of device input (:class:`DeviceLLR`), or on the first device for results
+        on the GPU (``out_device``), whose device block it then holds."""
         width = self.bits_width
         if out is not None:
+            if out_device:
+                raise ValueError("out= takes host arrays; with out_device=True the results are new GPU arrays")
             _check_out(out, batch, width)
-        return Ticket(self.results, batch, width, out, parts or self._shares(batch))
+        if isinstance(llr, DeviceLLR):
+            parts = ((self._engine(llr.device), 0, batch),)
+        elif out_device:
+            parts = ((self.engines[0], 0, batch),)
+        else:
+            parts = self._shares(batch)
+        device = None
+        if out_device:
+            with parts[0][0].ctx.active():
+                device = parts[0][0].device_results(batch, width)
+        return Ticket(self.results, batch, width, out, parts, device)
+
+    def _engine(self, device):
+        """The engine on GPU ``device`` (None: the first)."""
+        for eng in self.engines:
+            if device is None or eng.ctx.id == device:
+                return eng
+        raise ValueError(f"device={device!r} is not one of this decoder's devices {list(self.device_ids)}")
+
+    @staticmethod
+    def _rows(llr, eng, a, b, kind):
+        """Frames ``a:b`` of the input as :meth:`DeviceEngine.issue` takes them."""
+        if isinstance(llr, DeviceLLR):
+            size = eng.plan.frame_bytes(kind)
+            return DeviceInput(llr.pointer + a * size, size, llr.stream)
+        return llr[a:b]
 
     def _shares(self, batch) -> tuple:
         """(engine, start, stop): the batch in equal parts over the devices."""
@@ -460,13 +542,15 @@ class GpuDecoder:
         arr, kind = self.check_llr(llr)
         return self.submit_checked(arr, kind, out)
 
-    def submit_checked(self, arr, kind, out=None) -> Ticket:
-        """:meth:`submit` for an array ``check_llr`` has already accepted."""
-        ticket = self._ticket(arr.shape[0], out)
+    def submit_checked(self, arr, kind, out=None, out_device=False) -> Ticket:
+        """:meth:`submit` for an array ``check_llr`` has already accepted, or a checked
+        :class:`~gpuldpc.device_arrays.DeviceLLR` (read where it lies); ``out_device``: the
+        bits and iteration counts stay on the GPU (:class:`.device_memory.DeviceArray`)."""
+        ticket = self._ticket(arr.shape[0], out, arr, out_device)
         ticket.keep = arr
         for eng, a, b in ticket.parts:
             with eng.ctx.active():
-                eng.issue(ticket, a, b, arr[a:b], kind)
+                eng.issue(ticket, a, b, self._rows(arr, eng, a, b, kind), kind)
         return ticket
 
     def result(self, ticket: Ticket):
@@ -481,16 +565,17 @@ class GpuDecoder:
         arr, kind = self.check_llr(llr)
         return self.decode_checked(arr, kind, out)
 
-    def decode_checked(self, arr, kind, out=None):
-        """:meth:`decode` for an array ``check_llr`` has already accepted."""
-        if self._small is not None and arr.shape[0] <= self._small.capacity:
+    def decode_checked(self, arr, kind, out=None, out_device=False):
+        """:meth:`decode` for what :meth:`submit_checked` takes."""
+        if self._small is not None and not out_device and isinstance(arr, np.ndarray) \
+                and arr.shape[0] <= self._small.capacity:
             return self._decode_small(arr, kind, out)
-        ticket = self._ticket(arr.shape[0], out)
+        ticket = self._ticket(arr.shape[0], out, arr, out_device)
 
         def run(part):
             eng, a, b = part
             with eng.ctx.active():
-                eng.issue(ticket, a, b, arr[a:b], kind)
+                eng.issue(ticket, a, b, self._rows(arr, eng, a, b, kind), kind)
             eng.collect(ticket)
 
         if self._pool is None:
@@ -549,29 +634,24 @@ class GpuDecoder:
                                  block[4 * slot.capacity:4 * slot.capacity + count])
 
     def _result(self, ticket: Ticket):
-        return self._make_result(ticket.bits, ticket.iterations, ticket.flags)
+        if ticket.device is None:
+            return self._make_result(ticket.bits, ticket.iterations, ticket.flags)
+        pos, k = self.code.info_positions, self.code.k      # results on the GPU: info is a view
+        info = ticket.bits.columns(k) if pos[-1] == k - 1 else None
+        return DecodeResult(ticket.bits, info, ticket.iterations, *split_flags(ticket.flags))
 
-    def decode_device(self, llr, frames: int, kind: str | None = None, device: int | None = None, out=None):
-        """Decode ``frames`` frames whose LLRs are already in device memory: ``llr`` is a
-        device allocation (or pointer) on device ``device`` (default: the first of this
-        decoder) holding the rows one after the other, of the input ``kind`` (default
-        :attr:`device_kind`: the dtype and row length ``decode`` takes).  No copy in: the
-        values never visit the host (the kernels still flag non-finite ones).  Work queued
-        on other streams must be finished before the call."""
-        kind = kind or self.device_kind
-        matches = [e for e in self.engines if device is None or e.ctx.id == device]
-        if not matches:
-            raise ValueError(f"device={device!r} is not one of this decoder's devices "
-                             f"{[e.ctx.id for e in self.engines]}")
-        if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or frames < 1:
-            raise ValueError(f"frames must be an integer >= 1, got {frames!r}")
-        eng = matches[0]
-        ticket = self._ticket(int(frames), out, parts=((eng, 0, int(frames)),))
-        with eng.ctx.active():
-            eng.issue(ticket, 0, int(frames), DeviceInput(int(llr), eng.plan.frame_bytes(kind)), kind)
-        eng.collect(ticket)
-        ticket.done()
-        return self._result(ticket)
+    def decode_device(self, llr, frames: int, kind: str | None = None, device: int | None = None, out=None,
+                      out_device=False):
+        """A thin wrapper of :meth:`decode_checked` for a raw pointer: ``frames`` frames whose
+        LLRs are in device memory at ``llr`` (a device allocation or an integer) on device
+        ``device`` (default: the first of this decoder), one row after the other, of the
+        input ``kind`` (default :attr:`device_kind`: the dtype and row length ``decode``
+        takes).  No copy in: the values never visit the host (the kernels still flag
+        non-finite ones).  Work queued on streams other than the legacy default stream must
+        be finished before the call."""
+        eng = self._engine(device)
+        view = from_pointer(int(llr), frames, (), np.uint8, llr)._replace(device=eng.ctx.id)
+        return self.decode_checked(view, kind or self.device_kind, out, out_device)
 
     def kernel_seconds(self, llr=None, frames: int | None = None, repeats: int = 5) -> float:
         """Median time of one launch on the first device (inputs resident, CUDA events):
@@ -589,6 +669,7 @@ class GpuDecoder:
             self._pool.shutdown()
             self._pool = None
         for eng in self.engines:
+            eng.free_device_pool()
             with eng.ctx.active():
                 for slot in eng.slots:
                     if slot.resident is not None:

@@ -22,7 +22,7 @@ import weakref
 
 import numpy as np
 
-from .driver import driver
+from .driver import driver, libcuda
 
 _PINNED_KINDS: tuple = ()
 
@@ -162,18 +162,6 @@ class ResultPool:
 
 # ----------------------------------------------------------------------- caller arrays
 _CU_MEMHOSTREGISTER_PORTABLE = 1
-_cuda_library = None
-
-
-def _libcuda():
-    """The CUDA driver library, for the two calls PyCUDA does not offer in the form needed."""
-    global _cuda_library
-    if _cuda_library is None:
-        lib = ctypes.CDLL("libcuda.so.1")
-        lib.cuMemHostRegister_v2.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint]
-        lib.cuMemHostUnregister.argtypes = [ctypes.c_void_p]
-        _cuda_library = lib
-    return _cuda_library
 
 
 def _owner(array: np.ndarray):
@@ -254,7 +242,7 @@ class HostRegistry:
         start = owner.ctypes.data
         stop = start + owner.nbytes
         with self.ctx.active():
-            refused = _libcuda().cuMemHostRegister_v2(start, stop - start, _CU_MEMHOSTREGISTER_PORTABLE)
+            refused = libcuda().cuMemHostRegister_v2(start, stop - start, _CU_MEMHOSTREGISTER_PORTABLE)
         return (0, 0) if refused else (start, stop)
 
     def registered_bytes(self, owner: np.ndarray) -> int:
@@ -267,4 +255,4 @@ class HostRegistry:
             start, stop = self._ranges.pop(key, (0, 0))
         if stop:
             with self.ctx.active():
-                _libcuda().cuMemHostUnregister(start)
+                libcuda().cuMemHostUnregister(start)

@@ -18,7 +18,9 @@ bit LLRs [batch, n*m] are converted to symbol LLRs on the GPU.
 
 A thin adapter (:class:`_Backend`) hands the arrays the front door has checked straight
 to the decoder's ``decode_checked``/``submit_checked`` (no second check), and unpacks the
-bits of ``packed=True``.
+bits of ``packed=True``.  GPU arrays (:class:`gpuldpc.device_arrays.DeviceLLR`, checked by
+the front door against ``device_ids``/``device_ordinal``) go the same way; ``out_device``
+keeps the results on the GPU (not with ``packed=True``).
 """
 from __future__ import annotations
 
@@ -44,26 +46,33 @@ class _Backend:
         self.pinned_llr = decoder.pinned_llr
         self.preferred_batch = decoder.preferred_batch
         self.close = decoder.close
+        self.device_ids = decoder.device_ids
+        self.device_ordinal = decoder.device_ordinal
 
     def _kind(self, arr) -> str:
         if self.decoder.code.is_binary:
             return "llr"
         return "bits" if arr.ndim == 2 else "symbols"
 
-    def decode(self, arr, out=None):
-        return self._unpacked(self.decoder.decode_checked(arr, self._kind(arr), out))
+    def decode(self, arr, out=None, out_device=False):
+        if out_device:
+            self._check_out_device(out_device)
+        return self._unpacked(self.decoder.decode_checked(arr, self._kind(arr), out, out_device))
 
-    def submit(self, arr, out=None):
-        return self.decoder.submit_checked(arr, self._kind(arr), out)
+    def submit(self, arr, out=None, out_device=False):
+        self._check_out_device(out_device)
+        return self.decoder.submit_checked(arr, self._kind(arr), out, out_device)
 
     def result(self, ticket):
         return self._unpacked(self.decoder.result(ticket))
 
-    def decode_device(self, llr, frames: int):
-        return self._unpacked(self.decoder.decode_device(llr, frames))
+    def _check_out_device(self, out_device):
+        if out_device and self._unpack:
+            raise ValueError("out_device=True returns unpacked hard decisions; build the decoder without "
+                             "packed=True")
 
     def _unpacked(self, res):
-        if not self._unpack:
+        if not self._unpack or not isinstance(res.bits, np.ndarray):
             return res
         code = self.decoder.code
         return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid,

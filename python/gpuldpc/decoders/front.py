@@ -17,8 +17,15 @@ Backend interface (what ``make(code, settings)`` of a backend module returns):
 ``decode(llr, out) -> DecodeResult``; optionally ``submit(llr, out) -> handle`` and
 ``result(handle)`` (else :meth:`Decoder.submit` runs ``decode`` on a worker thread),
 ``llr_dtypes``, ``accepts_bit_llr``, ``applies_llr_sign`` (the backend honours
-``settings.positive_llr_bit`` itself), ``pinned_llr``, ``preferred_batch``,
-``decode_device``, ``close``.
+``settings.positive_llr_bit`` itself), ``pinned_llr``, ``preferred_batch``, ``close``;
+GPU arrays (cuda): ``device_ids``, ``device_ordinal(pointer)``, and ``decode``/``submit``
+taking a :class:`gpuldpc.device_arrays.DeviceLLR` and ``out_device=True``.
+
+GPU-resident LLRs (issue 16): ``decode``/``submit`` take any object exposing DLPack or
+``__cuda_array_interface__`` (CuPy, PyTorch, Numba, PyCUDA) where it lies, checked before
+any launch (:mod:`gpuldpc.device_arrays`: dtype, shape, contiguity, device, alignment; the
+producer-stream rule); their results stay on the GPU unless ``out_device=False`` or
+``out=`` is given (:class:`gpuldpc.cuda.device_memory.DeviceArray`).
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ import threading
 
 import numpy as np
 
-from .. import bad_llr
+from .. import bad_llr, device_arrays
 from ..codes.code import Code
 from ..codes.shaping import ShapedCode, make_backend
 from ..errors import BackendUnavailable
@@ -219,7 +226,16 @@ class Decoder:
         No pass over the values (see :mod:`gpuldpc.bad_llr`), except the negating copy of
         ``positive_llr_bit=1`` for a backend that does not apply the sign itself (int8:
         -128 becomes +127).
+
+        A GPU array (DLPack or ``__cuda_array_interface__``) gives a checked
+        :class:`gpuldpc.device_arrays.DeviceLLR` instead: the backend's dtype exactly (no
+        conversion on the GPU), the same shapes, C-contiguous, on one of the decoder's GPUs,
+        16-byte aligned (cuda backend only).
         """
+        if type(llr) is not np.ndarray:
+            view = llr if isinstance(llr, device_arrays.DeviceLLR) else device_arrays.view(llr)
+            if view is not None:
+                return self._check_device_llr(view)
         arr = llr if type(llr) is np.ndarray else np.asarray(llr)
         accepted = self._dtypes
         if arr.dtype not in accepted and (arr.dtype.kind != "f" or self._float_to is None):
@@ -249,27 +265,47 @@ class Decoder:
                 "precision='int8' quantizes float32 LLRs itself, with llr_scale)" if dtype.kind in "iu" else "")
         raise TypeError(f"LLRs must be floating point ({names} for backend {self.backend!r}), got dtype {dtype}{hint}")
 
-    def decode(self, llr, out: np.ndarray | None = None) -> DecodeResult:
+    def decode(self, llr, out: np.ndarray | None = None, *, out_device: bool | None = None) -> DecodeResult:
         """Decode a batch of frames; see the class docstring for the conventions.
 
-        ``out`` (optional): a C-contiguous uint8 array [batch, n] (a shaped code:
+        ``llr``: a host array, or a GPU array (CuPy, PyTorch CUDA tensor, Numba, PyCUDA
+        ``GPUArray``: anything exposing DLPack or ``__cuda_array_interface__``) on one of the
+        decoder's GPUs, read where it lies (cuda backend; :mod:`gpuldpc.device_arrays`:
+        exactly the decoder's LLR dtype -- float32, or ``llr_dtype`` --, C-contiguous, and the
+        rule for the stream the producer wrote on).  The batch then runs on that GPU.
+
+        ``out`` (optional): a C-contiguous uint8 host array [batch, n] (a shaped code:
         [batch, len(code.decoded_positions)]) that receives the hard decisions
         (``DecodeResult.bits`` is then ``out``).
+
+        ``out_device``: None (default) keeps the results where the LLRs were: on the GPU for
+        a GPU array (unless ``out`` is given), on the host for a host array; True or False
+        chooses.  On the GPU, ``bits``, ``info`` (a view of ``bits``; None for a code whose
+        information positions are not the first k) and ``iterations`` are
+        :class:`gpuldpc.cuda.device_memory.DeviceArray` objects (``cupy.asarray(x)``,
+        ``torch.as_tensor(x, device="cuda")`` wrap them without a copy); ``valid`` and
+        ``bad_llr`` are NumPy arrays (one flag byte a frame is copied to the host, for the
+        ``on_bad_llr`` policy and the caller's frame counts).  Not for shaped codes or
+        ``packed=True``.
         """
         arr = self.check_llr(llr)
+        if (out_device is not None or type(arr) is not np.ndarray) and self._wants_device(arr, out, out_device):
+            return self._finish(self._impl.decode(arr, out, out_device=True))
         if self._bit_llr_on_host and arr.ndim == 2:
             return self._decode_bits_on_host(arr, out)
         return self._finish(self._impl.decode(arr, out))
 
-    def submit(self, llr, out: np.ndarray | None = None) -> Ticket:
+    def submit(self, llr, out: np.ndarray | None = None, *, out_device: bool | None = None) -> Ticket:
         """Hand a batch over and return at once: ``submit(llr).result() == decode(llr)``.
 
         A producer overlaps with decoding: while the backend decodes one batch, the caller
-        prepares the next (several tickets may be outstanding).  ``llr`` must stay
-        unchanged until the ticket's ``result()`` returns.
+        prepares the next (several tickets may be outstanding).  ``llr`` (host or GPU array,
+        as :meth:`decode`) must stay unchanged until the ticket's ``result()`` returns.
         """
         arr = self.check_llr(llr)
         own = getattr(self._impl, "submit", None)
+        if self._wants_device(arr, out, out_device):
+            return Ticket(self, own(arr, out, out_device=True), self._impl.result)
         if own is not None and not (self._bit_llr_on_host and arr.ndim == 2):
             return Ticket(self, own(arr, out), self._impl.result)
         with self._worker_lock:
@@ -277,6 +313,30 @@ class Decoder:
                 self._worker = concurrent.futures.ThreadPoolExecutor(1, "gpuldpc-decode")
         run = self._decode_bits_on_host if self._bit_llr_on_host and arr.ndim == 2 else self._impl.decode
         return Ticket(self, self._worker.submit(run, arr, out), concurrent.futures.Future.result)
+
+    def _device_backend(self, what: str):
+        """TypeError unless the backend takes GPU arrays (cuda, plain codes)."""
+        if getattr(self._impl, "device_ids", None) is not None:
+            return
+        if isinstance(self.code, ShapedCode):
+            raise TypeError(f"code {self.code.name!r}: {what} takes no shaped code (its LLRs are recovered "
+                            "on the host); hand host arrays to decode()")
+        raise TypeError(f"{what} needs the cuda backend; this decoder runs on {self.backend!r}: hand host "
+                        "arrays to decode() (cupy.asnumpy(x), tensor.cpu().numpy())")
+
+    def _check_device_llr(self, view: device_arrays.DeviceLLR) -> device_arrays.DeviceLLR:
+        self._device_backend("a GPU array of LLRs")
+        impl = self._impl
+        return device_arrays.check(view, self.code.name, self._shapes, self._dtypes, impl.device_ids,
+                                   impl.device_ordinal)
+
+    def _wants_device(self, arr, out, out_device) -> bool:
+        """Results on the GPU? (``out_device``, see :meth:`decode`.)"""
+        if out_device is None:
+            return isinstance(arr, device_arrays.DeviceLLR) and out is None
+        if out_device:
+            self._device_backend("out_device=True")
+        return bool(out_device)
 
     def _finish(self, res: DecodeResult) -> DecodeResult:
         """The ``on_bad_llr`` policy on a backend's result."""
@@ -293,21 +353,20 @@ class Decoder:
         res = self._impl.decode(bit_llr_to_symbol_llr(clean, self.code.q), out)
         return self._finish(res._replace(bad_llr=res.bad_llr | bad))
 
-    def decode_device(self, llr, frames: int) -> DecodeResult:
-        """Decode ``frames`` frames whose LLRs are already on the GPU (cuda backend only).
+    def decode_device(self, llr, frames: int, out_device: bool = False) -> DecodeResult:
+        """:meth:`decode` of a raw device pointer (a thin wrapper; objects exposing DLPack or
+        ``__cuda_array_interface__`` go to :meth:`decode` directly).
 
         ``llr``: a device allocation (PyCUDA ``DeviceAllocation`` or an integer device
-        pointer) on the decoder's first device holding the frames one after the
-        other: [frames, n] of the backend's LLR dtype for binary codes, symbol LLRs
-        float32 [frames, n, q] for GF(q) codes.  No copy in (the values never visit
-        the host): for pipelines whose LLRs are made on the GPU, such as the
-        simulator's noise (:mod:`gpuldpc.sim.gpu_channel`).
+        pointer) on one of the decoder's GPUs holding the frames one after the other:
+        [frames, n] of the backend's LLR dtype for binary codes, symbol LLRs float32
+        [frames, n, q] for GF(q) codes.  No copy in (the values never visit the host): for
+        pipelines whose LLRs are made on the GPU, such as the simulator's noise
+        (:mod:`gpuldpc.sim.gpu_channel`).  Results on the host unless ``out_device``.
         """
-        own = getattr(self._impl, "decode_device", None)
-        if own is None:
-            raise TypeError(f"decode_device needs the cuda backend; this decoder runs on {self.backend!r}: "
-                            "hand host arrays to decode()")
-        return self._finish(own(llr, frames))
+        self._device_backend("decode_device")
+        view = device_arrays.from_pointer(int(llr), frames, self._shapes[0], self._dtypes[0], llr)
+        return self.decode(view, out_device=out_device)
 
     def pinned_llr(self, frames: int, bit_llr: bool = False) -> np.ndarray:
         """An LLR array [frames, ...] that ``decode`` takes without staging it.

@@ -1,0 +1,133 @@
+"""GPU memory the decoder shares with other libraries (issue 16, item 3).
+
+* :func:`device_ordinal`: the GPU a foreign pointer (CUDA Array Interface, which has no
+  device field) lies on, ``cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)``;
+* :func:`wait_for_stream`: the decoder's streams wait, on the GPU, for a producer's stream
+  (CUDA Array Interface v3 ``stream``; :mod:`gpuldpc.device_arrays` states the rule);
+* :class:`DeviceArray`: results that stay on the GPU (``decode(..., out_device=True)``),
+  exposing ``__cuda_array_interface__`` so that ``cupy.asarray(x)`` and
+  ``torch.as_tensor(x, device="cuda")`` wrap them without a copy.  Their memory comes from
+  a PyCUDA ``DeviceMemoryPool`` per device (no ``cuMemAlloc``/``cuMemFree`` per call:
+  ``cuMemFree`` would synchronize the device) and goes back to it when the last object
+  holding it (the DeviceArray, a tensor or CuPy array wrapping it) is gone.
+
+The CUDA libraries share the device's primary context with the decoder (:mod:`.context`),
+so their pointers and ours are valid in both.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .context import CudaError
+from .driver import driver, libcuda
+
+_DEVICE_ORDINAL = 9             # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+_EVENT_DISABLE_TIMING = 2
+
+
+def device_ordinal(pointer: int) -> int:
+    """The ordinal of the GPU whose memory ``pointer`` points into (a context must be current)."""
+    ordinal = ctypes.c_int(-1)
+    err = libcuda().cuPointerGetAttribute(ctypes.byref(ordinal), _DEVICE_ORDINAL, int(pointer))
+    if err:
+        raise ValueError(f"device LLRs at {int(pointer):#x}: not memory CUDA knows (cuPointerGetAttribute "
+                         f"error {err}); hand GPU arrays of this process, or host arrays")
+    return ordinal.value
+
+
+def wait_for_stream(producer: int, streams) -> None:
+    """Work queued next on each of ``streams`` (PyCUDA streams) waits for what ``producer``
+    (a CUDA stream handle; 2 is the calling thread's per-thread default stream) holds now:
+    an event recorded there, waited for on the GPU."""
+    lib, event = libcuda(), ctypes.c_void_p()
+    err = lib.cuEventCreate(ctypes.byref(event), _EVENT_DISABLE_TIMING)
+    if err:
+        raise CudaError(f"cuEventCreate failed (error {err}) while waiting for the producer's stream")
+    try:
+        err = lib.cuEventRecord(event, producer)
+        for s in streams:
+            err = err or lib.cuStreamWaitEvent(s.handle, event, 0)
+        if err:
+            raise CudaError(f"waiting for the device LLRs' stream {producer:#x} failed (CUDA error {err}); "
+                            "is __cuda_array_interface__['stream'] a stream of this device?")
+    finally:
+        lib.cuEventDestroy_v2(event)
+
+
+class DeviceArray:
+    """Results in GPU memory, with ``__cuda_array_interface__`` (version 3, ``stream`` None:
+    complete when the decode returns, no stream to wait for).
+
+    ``cupy.asarray(x)``, ``torch.as_tensor(x, device="cuda")`` and ``numba.cuda.as_cuda_array(x)``
+    view the memory without a copy and keep ``x`` (and so the memory) alive; :meth:`get`
+    copies it to a NumPy array.  The memory returns to the decoder's pool when the last
+    holder is gone: work that reads it on a non-default stream must be synchronized before
+    then (as with any caching allocator)."""
+
+    __slots__ = ("ptr", "shape", "dtype", "strides", "_owner", "_ctx")
+
+    def __init__(self, owner, ptr: int, shape: tuple, dtype, strides: tuple | None, ctx):
+        self.ptr, self.shape, self.dtype, self.strides = int(ptr), tuple(shape), np.dtype(dtype), strides
+        self._owner, self._ctx = owner, ctx       # the pooled allocation; the context it lives in
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                "strides": self.strides, "version": 3, "stream": None}
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def device(self) -> int:
+        """The GPU's ordinal."""
+        return self._ctx.id
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def columns(self, count: int) -> "DeviceArray":
+        """The first ``count`` columns of a C-contiguous 2-D array (a view: same memory)."""
+        rows, width = self.shape
+        return DeviceArray(self._owner, self.ptr, (rows, count), self.dtype,
+                           None if count == width else (width * self.dtype.itemsize, self.dtype.itemsize), self._ctx)
+
+    def get(self) -> np.ndarray:
+        """A host copy (NumPy)."""
+        rows = self.shape[0]
+        row_bytes = self.strides[0] if self.strides else int(np.prod(self.shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        host = np.empty(rows * row_bytes, np.uint8)
+        with self._ctx.active():
+            driver().memcpy_dtoh(host, self.ptr)
+        if not self.strides:
+            return host.view(self.dtype).reshape(self.shape)
+        return host.reshape(rows, row_bytes)[:, :self.shape[1] * self.dtype.itemsize].view(self.dtype).copy()
+
+    def __repr__(self):
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device}, ptr={self.ptr:#x})"
+
+
+class DeviceResults:
+    """One batch's results on a GPU, laid out as the host result blocks (:mod:`.engine`):
+    iteration counts (int32), flag bytes, padding to 16 bytes, hard decisions.  ``out`` is
+    the (bits, iterations, flags) base addresses for the kernels; ``bits`` and
+    ``iterations`` the DeviceArrays handed to the caller."""
+
+    __slots__ = ("out", "bits", "iterations")
+
+    def __init__(self, ctx, pool, batch: int, width: int, flags_offset: int):
+        block = pool.allocate(max(1, flags_offset + batch * width))
+        base = int(block)
+        self.out = (base + flags_offset, base, base + 4 * batch)
+        self.bits = DeviceArray(block, self.out[0], (batch, width), np.uint8, None, ctx)
+        self.iterations = DeviceArray(block, base, (batch,), np.int32, None, ctx)
+
+
+def memory_pool():
+    """A PyCUDA ``DeviceMemoryPool`` (blocks kept for reuse; freed by ``free_held()``)."""
+    from pycuda.tools import DeviceMemoryPool
+
+    return DeviceMemoryPool()
