@@ -37,6 +37,7 @@ import re
 import subprocess
 import sys
 import time
+import traceback
 import types
 
 import numpy as np
@@ -383,18 +384,23 @@ def main(argv=None):
     parts = args.only.split(",")
     rows, notes = [], {"memcpy": memcpy_gbytes()}
     print(notes, flush=True)
-    if "throughput" in parts:
-        for name in ("wimax-2304-1/2", "wifi-1944-1/2"):
-            rows += throughput_rows(gl.codes.get(name), reps)
-    if "latency" in parts:
-        rows += latency_rows(500 if args.quick else 3000)
-    if "nb" in parts:
-        rows += nb_rows(reps)
-    if "device" in parts:
-        rows += device_rows(reps)
-    if "sweep" in parts:
-        sweep, notes["sweep"] = sweep_rows(reps)
-        rows += sweep
+    runs = {"throughput": lambda: [r for name in ("wimax-2304-1/2", "wifi-1944-1/2")
+                                   for r in throughput_rows(gl.codes.get(name), reps)],
+            "latency": lambda: latency_rows(500 if args.quick else 3000),
+            "nb": lambda: nb_rows(reps),
+            "device": lambda: device_rows(reps)}
+    failed = []
+    for part in parts:                  # a part that fails is a note; the other parts' rows are kept
+        try:
+            if part == "sweep":
+                sweep, notes["sweep"] = sweep_rows(reps)
+                rows += sweep
+            else:
+                rows += runs[part]()
+        except Exception as exc:
+            notes[f"{part} failed"] = f"{type(exc).__name__}: {exc}"
+            failed.append(part)
+            traceback.print_exc()
     commit = source_commit() or ""
     smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.split()
@@ -412,6 +418,7 @@ def main(argv=None):
     with open(os.path.join(args.out, stem + ".txt"), "w") as f:
         f.write(text + "\n")
     print(text)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@
 * :class:`DeviceArray`: results that stay on the GPU (``decode(..., out_device=True)``),
   exposing ``__cuda_array_interface__`` so that ``cupy.asarray(x)`` and
   ``torch.as_tensor(x, device="cuda")`` wrap them without a copy.  Their memory comes from
-  a PyCUDA ``DeviceMemoryPool`` per device (no ``cuMemAlloc``/``cuMemFree`` per call:
-  ``cuMemFree`` would synchronize the device) and goes back to it when the last object
-  holding it (the DeviceArray, a tensor or CuPy array wrapping it) is gone.
+  a :class:`DevicePool` per device (no ``cuMemAlloc``/``cuMemFree`` per call: ``cuMemFree``
+  would synchronize the device) and goes back to it when the last object holding it (the
+  DeviceArray, a tensor or CuPy array wrapping it) is gone.
 
 The CUDA libraries share the device's primary context with the decoder (:mod:`.context`),
 so their pointers and ours are valid in both.
@@ -17,11 +17,14 @@ so their pointers and ours are valid in both.
 from __future__ import annotations
 
 import ctypes
+import threading
+import weakref
 
 import numpy as np
 
 from .context import CudaError
 from .driver import driver, libcuda
+from .host_memory import size_class
 
 _DEVICE_ORDINAL = 9             # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 _EVENT_DISABLE_TIMING = 2
@@ -110,24 +113,70 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={self.device}, ptr={self.ptr:#x})"
 
 
+class DevicePool:
+    """GPU blocks for results kept on the GPU, reused once released: the device twin of
+    :class:`.host_memory.ResultPool` (size classes of :func:`.host_memory.size_class`).
+
+    :meth:`take` gives a block from the free list of its size class or a new ``cuMemAlloc``
+    (inside the context): no allocation and no ``cuMemFree`` per call (``cuMemFree`` waits
+    for the whole device).  The block comes back when the last :class:`DeviceArray` made
+    from it is garbage collected (``weakref.finalize`` on its lease; no CUDA call there, so
+    it may happen on any thread, at any time, also at the interpreter's exit);
+    :meth:`free_held` gives the free blocks back to CUDA (inside the context).  Plain PyCUDA
+    allocations, not PyCUDA's ``DeviceMemoryPool``: a block of that pool freed where no
+    context is current aborts the process (``explicit_context_dependent failed``, measured
+    on the GPU machine when a result outlived its context)."""
+
+    def __init__(self):
+        self._free: dict[int, list] = {}
+        self._lock = threading.Lock()
+
+    def take(self, nbytes: int) -> "_DeviceLease":
+        size = size_class(nbytes)
+        with self._lock:
+            free = self._free.get(size)
+            block = free.pop() if free else None
+        if block is None:
+            block = driver().mem_alloc(size)
+        lease = _DeviceLease(block)
+        weakref.finalize(lease, self._give_back, size, block)
+        return lease
+
+    def _give_back(self, size, block):
+        with self._lock:
+            self._free.setdefault(size, []).append(block)
+
+    def free_held(self):
+        with self._lock:
+            blocks = [b for free in self._free.values() for b in free]
+            self._free.clear()
+        for block in blocks:
+            block.free()
+
+
+class _DeviceLease:
+    """What the DeviceArrays of one block hold; the block goes back to its pool with it."""
+
+    __slots__ = ("block", "__weakref__")
+
+    def __init__(self, block):
+        self.block = block
+
+    def __int__(self):
+        return int(self.block)
+
+
 class DeviceResults:
     """One batch's results on a GPU, laid out as the host result blocks (:mod:`.engine`):
     iteration counts (int32), flag bytes, padding to 16 bytes, hard decisions.  ``out`` is
     the (bits, iterations, flags) base addresses for the kernels; ``bits`` and
-    ``iterations`` the DeviceArrays handed to the caller."""
+    ``iterations`` the DeviceArrays handed to the caller.  Call inside the context."""
 
     __slots__ = ("out", "bits", "iterations")
 
-    def __init__(self, ctx, pool, batch: int, width: int, flags_offset: int):
-        block = pool.allocate(max(1, flags_offset + batch * width))
-        base = int(block)
+    def __init__(self, ctx, pool: DevicePool, batch: int, width: int, flags_offset: int):
+        lease = pool.take(max(1, flags_offset + batch * width))
+        base = int(lease)
         self.out = (base + flags_offset, base, base + 4 * batch)
-        self.bits = DeviceArray(block, self.out[0], (batch, width), np.uint8, None, ctx)
-        self.iterations = DeviceArray(block, base, (batch,), np.int32, None, ctx)
-
-
-def memory_pool():
-    """A PyCUDA ``DeviceMemoryPool`` (blocks kept for reuse; freed by ``free_held()``)."""
-    from pycuda.tools import DeviceMemoryPool
-
-    return DeviceMemoryPool()
+        self.bits = DeviceArray(lease, self.out[0], (batch, width), np.uint8, None, ctx)
+        self.iterations = DeviceArray(lease, base, (batch,), np.int32, None, ctx)

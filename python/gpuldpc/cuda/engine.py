@@ -66,7 +66,7 @@ from ..device_arrays import DeviceLLR, from_pointer
 from ..result import DecodeResult
 from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
-from .device_memory import DeviceResults, device_ordinal, memory_pool, wait_for_stream
+from .device_memory import DevicePool, DeviceResults, device_ordinal, wait_for_stream
 from .driver import device_ids, driver
 from .host_memory import (HostRegistry, ResultPool, is_pinned, mapped_address, release_events,
                           pinned_empty)
@@ -120,12 +120,13 @@ class Ticket:
         self.streams = []
         size = off + (batch * width if out is None and device is None else 0)
         block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
-        self.iterations = block[:4 * batch].view(np.int32)
         self.flags = block[4 * batch:5 * batch]
-        self.bits = block[off:off + batch * width].reshape(batch, width) if out is None else out
         self.device = device
         if device is not None:
             self.bits, self.iterations = device.bits, device.iterations
+        else:
+            self.iterations = block[:4 * batch].view(np.int32)
+            self.bits = block[off:off + batch * width].reshape(batch, width) if out is None else out
         self.parts = parts
         self.keep = None
 
@@ -256,7 +257,7 @@ class DeviceEngine:
     def device_results(self, batch: int, width: int) -> DeviceResults:
         """A pooled device block for a ticket's results (``out_device``); call inside ``active()``."""
         if self._device_pool is None:
-            self._device_pool = memory_pool()
+            self._device_pool = DevicePool()
         return DeviceResults(self.ctx, self._device_pool, batch, width, _flags_offset(batch))
 
     def free_device_pool(self):

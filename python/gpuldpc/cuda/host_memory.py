@@ -90,7 +90,7 @@ class _Lease:
         self.__array_interface__ = block.__array_interface__
 
 
-def _size_class(nbytes: int) -> int:
+def size_class(nbytes: int) -> int:
     """Block size serving ``nbytes``: the next power of two, at least 64 KiB (batches of
     varying size, as a GNU Radio block's, share a few blocks; at most 2x the bytes)."""
     return max(1 << 16, 1 << (max(nbytes, 1) - 1).bit_length())
@@ -115,7 +115,7 @@ class ResultPool:
     """Page-locked blocks for the results of decode calls, reused once released.
 
     :meth:`take` gives a byte array of ``nbytes`` bytes, the start of a free block of its
-    size class (:func:`_size_class`) or of a new page-locked one; the block goes back to the
+    size class (:func:`size_class`) or of a new page-locked one; the block goes back to the
     pool when every array made from it has been garbage collected.  Past ``limit_bytes`` of
     page-locked blocks (a caller keeping every result) new blocks are ordinary memory, which
     the GPU fills through the driver's bounce buffer (slower, same results);
@@ -136,7 +136,7 @@ class ResultPool:
         queued copies and kernels that write into the block; whatever it still holds when
         the block comes back (a ticket dropped uncollected) is waited for before the block
         is lent again."""
-        size = _size_class(nbytes)
+        size = size_class(nbytes)
         with self._lock:
             free = self._free.get(size)
             entry = free.pop() if free else None
