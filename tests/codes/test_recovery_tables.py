@@ -129,3 +129,46 @@ def test_a_backend_offering_make_shaped_gets_the_e_llrs_as_they_are():
         assert not host.on_device
         host.decode(llr)
         np.testing.assert_array_equal(seen[-1], code.decoded_shaping.recover(llr))
+
+
+def test_recovery_plan_launches_the_recovery_then_the_inner_plan_on_its_rows(monkeypatch):
+    """RecoveryPlan (no GPU: driver and kernel faked): E-value input frames, the recovered rows
+    at the start of the slot's scratch and the inner plan's scratch after them (256-aligned),
+    the inner launch reading the recovered rows; other attributes are the inner plan's."""
+    from types import SimpleNamespace
+
+    from gpuldpc.cuda import recovery
+
+    calls = []
+
+    class Func:
+        def prepare(self, types):
+            assert types == recovery.ARG_TYPES
+
+        def prepared_async_call(self, grid, block, stream, *args):
+            calls.append(("recover", grid, block, args))
+
+    class Inner:
+        name, bits_width, frames_per_wave = "qc_hs8x24_layered_i8", 1280, 64
+
+        def scratch_bytes(self, frames):
+            return 12 * frames
+
+        def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+            calls.append(("decode", count, dev_in, scratch, capacity))
+
+    monkeypatch.setattr(recovery, "driver", lambda: SimpleNamespace(to_device=lambda a: ("dev", a.size)))
+    ctx = SimpleNamespace(function=lambda module, name: (module, name) == ("shaping", "shaping_recover_i8")
+                          and Func())
+    code = gl.codes.nr(500, 1000)
+    tables = RecoveryTables(code.decoded_shaping)
+    plan = recovery.RecoveryPlan(ctx, Inner(), tables, np.int8)
+    assert plan.frame_bytes("llr") == 1000 and plan.bits_width == 1280 and plan.resident(None) is None
+    capacity, rows = 100, -(-100 * tables.n // 256) * 256
+    assert plan.scratch_bytes(capacity) == rows + 1200
+    plan.launch("stream", 70, 4096, "llr", ("bits", "it", "flags"), 1 << 20, capacity)
+    (_, grid, block, args), decode = calls
+    assert grid == (-(-tables.n // 256), 70) and block == (256, 1, 1)
+    assert args[:4] == (4096, 1000, 1 << 20, tables.n) and args[5:7] == (0, 0) and args[7] == 70
+    assert args[8] == 127
+    assert decode == ("decode", 70, 1 << 20, (1 << 20) + rows, capacity)
