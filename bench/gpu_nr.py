@@ -117,6 +117,7 @@ def ours(code, reps):
         chunk = low.engines[0].chunk
         r["kernel_info_gbps"] = code.k * chunk / low.kernel_seconds(frames=chunk) / 1e9   # kernel only, labelled
         r["kernel"] = low.kernel
+        r["kernel_includes_recovery"] = low.shaping is not None   # kernels/shaping.cu launched with it
         rows.append(r)
         narrow.close()
     for api, target, recover in (("gl.Decoder, pruned code", code.decoded, code.decoded_shaping.recover),

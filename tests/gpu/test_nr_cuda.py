@@ -1,8 +1,9 @@
 """5G NR codes on the cuda backend (issue 14 item 3): the existing QC kernels take both base
 graphs, BG1 at Zc = 384 included, and give the cpu backend's bits (which are the reference
 decoder's, tests/decoders/test_nr_decode.py) for layered min-sum in float32, from the E
-received LLRs of a rate-matched code block (rate recovery on the host, the mother code's
-kernels on the GPU); a shape that does not fit the device (flooding on BG1 Zc >= 288) makes
+received LLRs of a rate-matched code block (rate recovery on the GPU for the throughput
+preset, gpuldpc.cuda.recovery, held to the host recovery at the end of this file; on the host
+for the latency preset; the mother code's kernels on the GPU); a shape that does not fit the device (flooding on BG1 Zc >= 288) makes
 ``backend="auto"`` fall back to the cpu backend instead of failing.  Rate-matched blocks run
 on the pruned mother (``code.decoded``, gpuldpc.codes.shaping.prune; its equality with the
 full graph is tested on the CPU, tests/decoders/test_nr_prune.py): the cuda bits equal the
@@ -156,8 +157,8 @@ NARROW = [  # (name, code, llr_dtype, llr_scale, precision, Eb/N0)
 @pytest.mark.parametrize("case", NARROW, ids=[c[0] for c in NARROW])
 def test_nr_int8_and_float16_input_gives_the_reference_bits(cuda, reference, case):
     """E LLRs in int8 (or float16) through ``gl.Decoder(..., llr_dtype=..., llr_scale=...)``:
-    recovered on the host in that dtype (fillers at the dtype's maximum, repeats added with
-    saturation: gpuldpc.codes.shaping.LlrFormat) into the cuda backend's page-locked input,
+    recovered on the GPU in that dtype (fillers at the dtype's maximum, repeats added with
+    saturation: gpuldpc.codes.shaping.LlrFormat, kernels/shaping.cu) before the decoding kernel,
     decoded as the reference decoder decodes the same recovery dequantized (value x llr_scale
     in float32, as the kernels' load does); where nothing is shortened or repeated that is
     the reference decoder on the dequantized E LLRs itself.  Skips where no kernel of the
@@ -189,3 +190,98 @@ def test_nr_int8_and_float16_input_gives_the_reference_bits(cuda, reference, cas
         with pytest.raises(TypeError, match=r"takes int8 LLRs here \(llr_dtype='int8'\), got float32"):
             dec.decode(llr)
     dec.close()
+
+
+GPU_RECOVERY = [  # (name, code, llr_dtype, llr_scale, precision, Eb/N0)
+    ("bg1-8448/9504 int8 f16", lambda: gl.codes.nr(8448, 9504), "int8", 0.25, "float16", 4.5),
+    ("bg1-8448/9504 float32", lambda: gl.codes.nr(8448, 9504), "float32", 1.0, "float32", 4.5),
+    ("bg2-3840/4320 int8 f16", lambda: gl.codes.nr(3840, 4320), "int8", 0.25, "float16", 6.0),
+    ("bg2-3840/4320 float16-in f16", lambda: gl.codes.nr(3840, 4320), "float16", 0.5, "float16", 6.0),
+    ("fillers+wrapping 500/4000 float32", lambda: gl.codes.nr(500, 4000), "float32", 1.0, "float32", 0.0),
+    ("fillers+wrapping 500/4000 int8", lambda: gl.codes.nr(500, 4000), "int8", 1 / 32, "float32", 0.0),
+    ("rv0+rv2 wrapping int8 f32", lambda: gl.codes.combine(gl.codes.nr(500, 4000), gl.codes.nr(500, 4000, rv=2)),
+     "int8", 1 / 32, "float32", -1.0),
+]
+
+
+@pytest.mark.parametrize("case", GPU_RECOVERY, ids=[c[0] for c in GPU_RECOVERY])
+def test_rate_recovery_on_the_gpu_gives_the_host_recovery_bits(cuda, case):
+    """``gl.Decoder(nr code, backend="cuda")`` (throughput preset) hands the E LLRs to the GPU
+    as they are and recovers them there (gpuldpc.cuda.recovery, kernels/shaping.cu): bits,
+    iterations, valid and info equal decoding ``code.decoded`` from the host recovery
+    ``code.decoded_shaping.recover(llr)`` with the same cuda settings; decode, submit/result
+    and page-locked E input alike.  The latency preset keeps the host recovery."""
+    _, make_code, dtype, scale, precision, ebn0 = case
+    code = make_code()
+    settings = dict(algorithm="nms", schedule="layered", max_iterations=5, early_stop=True)
+    opts = dict(precision=precision, llr_dtype=dtype, llr_scale=scale, devices=[0])
+    try:
+        dec = gl.Decoder(code, backend="cuda", **opts, **settings)
+    except gl.BackendUnavailable as exc:
+        pytest.skip(f"no {precision} kernel for {code.decoded.name}: {exc}")
+    assert dec._impl.on_device
+    info, llr = _received(code, 300, ebn0, seed=code.n + 11)
+    q = _quantized(llr, dtype, scale) if dtype != "float32" else llr
+    host = cuda.CudaDecoder(code.decoded, settings["algorithm"], settings["schedule"], settings["max_iterations"],
+                            settings["early_stop"], **opts)
+    want = host.decode(code.decoded_shaping.recover(q))
+    pinned = dec.pinned_llr(q.shape[0])
+    assert pinned.shape == q.shape and cuda.is_pinned(pinned)
+    pinned[...] = q
+    for how, got in (("decode", dec.decode(q)), ("submit", dec.submit(q).result()), ("pinned", dec.decode(pinned))):
+        for field in ("bits", "iterations", "valid"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=f"{how} {field}")
+        np.testing.assert_array_equal(got.info, want.bits[:, code.decoded_info], err_msg=how)
+    if ebn0 >= 4:
+        assert (got.info == info).all(axis=1).mean() > 0.5
+    lat = gl.Decoder(code, backend="cuda", preset="latency", **opts, **settings)
+    assert not lat._impl.on_device
+    np.testing.assert_array_equal(lat.decode(q[:3]).bits, want.bits[:3])
+    for d in (dec, lat, host):
+        d.close()
+
+
+RECOVERY_KERNEL = [("bg1-8448/9504", lambda: gl.codes.nr(8448, 9504)),
+                   ("fillers+wrapping 500/4000 rv2", lambda: gl.codes.nr(500, 4000, rv=2)),
+                   ("rv0+rv2 wrapping", lambda: gl.codes.combine(gl.codes.nr(500, 4000), gl.codes.nr(500, 4000, rv=2))),
+                   ("shaped wifi, a position sent 3 times", lambda: gl.codes.shaped(
+                       gl.codes.wifi(648, "1/2"), punctured=range(600, 648), shortened=range(300, 324),
+                       repeated=[0, 1, 2, 0, 5, 0]))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+@pytest.mark.parametrize("name,make_code", RECOVERY_KERNEL, ids=[c[0] for c in RECOVERY_KERNEL])
+def test_recovery_kernel_output_is_the_host_recovery(cuda, name, make_code, dtype):
+    """kernels/shaping.cu's output, copied back, equals ``Shaping.recover`` bit for bit (int8:
+    -128 inputs and sums saturated in order of transmission; float16: sums saturated at 65504,
+    +-inf passed through), for the mother and the decoded layout; NaN where the host has NaN
+    (its payload may differ)."""
+    from gpuldpc.cuda.recovery import RecoveryPlan, RecoveryTables
+
+    drv = cuda.driver()
+    code = make_code()
+    rng = np.random.default_rng(len(name))
+    for shaping in (code.shaping, code.decoded_shaping):
+        frames = 70
+        if dtype == "int8":
+            q = rng.integers(-128, 128, (frames, shaping.n)).astype(np.int8)
+        else:
+            big = 30000.0 if dtype == "float16" else 1e3
+            q = np.clip(rng.standard_normal((frames, shaping.n)) * big, -65504, 65504).astype(dtype)
+            q[0, :4] = [np.inf, -np.inf, 65504, -0.0]
+            q[1, 5] = np.nan
+        want = shaping.recover(q)
+        dec = cuda.CudaDecoder(code.decoded, devices=[0], llr_dtype=dtype, shaping=code.decoded_shaping)
+        eng = dec.engines[0]
+        with eng.ctx.active():
+            plan = RecoveryPlan(eng.ctx, eng.plan.inner, RecoveryTables(shaping), np.dtype(dtype))
+            d_in, d_out = drv.to_device(q), drv.mem_alloc(want.nbytes)
+            plan.recover(eng.slots[0].stream, frames, d_in, d_out)
+            eng.slots[0].stream.synchronize()
+            got = np.empty_like(want)
+            drv.memcpy_dtoh(got, d_out)
+        dec.close()
+        nan = np.isnan(want) if dtype != "int8" else np.zeros(want.shape, bool)
+        if dtype != "int8":
+            np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))

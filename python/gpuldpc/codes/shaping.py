@@ -21,7 +21,8 @@ small interface the encoder and the decoder front read: ``n`` (transmitted bits)
 (information bits, shortened ones removed), ``encode(info) -> [batch, n]``,
 ``recover(llr) -> mother LLRs [batch, mother.n]``.  :class:`gpuldpc.Decoder` takes a
 ShapedCode: it builds the backend for the code it decodes (``decoded``, see below), maps
-each batch of ``n`` received LLRs straight into that code's LLRs (one host pass) and
+each batch of ``n`` received LLRs straight into that code's LLRs (one host pass, or on the
+GPU for the cuda backend's throughput preset: :class:`ShapedBackend`) and
 returns ``DecodeResult.bits`` as the hard decisions of the decoded positions
 [batch, len(decoded_positions)] and ``info`` as the ``k`` information bits, shortened
 bits dropped.
@@ -548,11 +549,18 @@ class ShapedBackend:
     backend with page-locked input (``pinned_llr``, cuda) gets the recovery written into
     page-locked buffers it copies as they lie, taken from a free list and given back when
     the call (or the ticket's result) is done.  GPU arrays (in: ``decode_device``, DLPack,
-    ``__cuda_array_interface__``; out: ``out_device``) and page-locked input of the E LLRs
-    are not offered (the recovery runs on the host; the front door says so)."""
+    ``__cuda_array_interface__``; out: ``out_device``) are not offered (the front door says
+    so), nor, with the host recovery, page-locked input of the E LLRs.
 
-    def __init__(self, impl, code: ShapedCode):
-        self._impl, self._code = impl, code
+    Where the recovery runs, one rule per backend (:func:`make_backend`): a backend module
+    with ``make_shaped`` returning a decoder (cuda, throughput preset) takes the E LLRs
+    itself (``on_device=True``: handed over as they are, registered in place or staged like
+    any input, recovered by a kernel chunk by chunk, :mod:`gpuldpc.cuda.recovery`, bit for
+    bit this recovery; ``pinned_llr`` then gives page-locked [batch, E] arrays); the others
+    (cpu, reference, the cuda latency preset) get the host recovery above."""
+
+    def __init__(self, impl, code: ShapedCode, on_device: bool = False):
+        self._impl, self._code, self.on_device = impl, code, bool(on_device)
         self._shaping, self._n = code.decoded_shaping, code.decoded.n
         self._info_index = code.decoded_info
         self._pinned = getattr(impl, "pinned_llr", None)
@@ -567,6 +575,9 @@ class ShapedBackend:
         self._prefix = bool(np.array_equal(self._info_index, np.arange(code.k)))
         if hasattr(impl, "submit") and hasattr(impl, "result"):
             self.submit, self.result = self._submit, self._result
+        if self.on_device:
+            self._pinned = None
+            self.pinned_llr = impl.pinned_llr
         for attr in ("preferred_batch", "close"):
             if hasattr(impl, attr):
                 setattr(self, attr, getattr(impl, attr))
@@ -602,6 +613,8 @@ class ShapedBackend:
                 self._free.append(block)
 
     def decode(self, llr, out=None):
+        if self.on_device:
+            return self._info(self._impl.decode(llr, out))
         decoded, block = self._recovered(llr)
         try:
             return self._info(self._impl.decode(decoded, out))
@@ -609,6 +622,8 @@ class ShapedBackend:
             self._release(block)
 
     def _submit(self, llr, out=None):
+        if self.on_device:
+            return None, self._impl.submit(llr, out)
         decoded, block = self._recovered(llr)
         return block, self._impl.submit(decoded, out)     # the recovered LLRs live as long as the handle
 
@@ -625,9 +640,15 @@ def make_backend(module, code, settings):
 
     The ShapedBackend does not apply ``positive_llr_bit`` itself, so the front hands it
     LLRs already in the core's sign (positive means 0); the decoded code's backend is built
-    with ``positive_llr_bit=0`` so that it does not negate them a second time."""
+    with ``positive_llr_bit=0`` so that it does not negate them a second time.  A module with
+    ``make_shaped(code, settings)`` (cuda) is asked first: a decoder it returns takes the E
+    LLRs and recovers them itself (None: the host recovery)."""
     if isinstance(code, ShapedCode):
         if getattr(settings, "positive_llr_bit", 0):
             settings = dataclasses.replace(settings, positive_llr_bit=0)
+        own = getattr(module, "make_shaped", None)
+        impl = own(code, settings) if own is not None else None
+        if impl is not None:
+            return ShapedBackend(impl, code, on_device=True)
         return ShapedBackend(module.make(code.decoded, settings), code)
     return module.make(code, settings)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codes.shaping import Shaping
 from ..float16 import check_half_range
 from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
@@ -19,6 +20,7 @@ from .driver import driver
 from .engine import GpuDecoder, split_flags
 from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, qc_layout
+from .recovery import RecoveryPlan, RecoveryTables
 from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
 from .resident import MAX_FRAMES, ResidentKernel, resident_name
 from .resident import MODULE as RESIDENT_MODULE
@@ -224,13 +226,19 @@ class CudaDecoder(GpuDecoder):
         keep the kernel running between calls and post each chunk of up to
         :data:`.resident.MAX_FRAMES` frames to it through mapped memory instead of
         launching it (:mod:`gpuldpc.cuda.resident`: about 5 us less a call; the kernel
-        leaves by itself 1 ms after the last call).  Ignored otherwise.
+        leaves by itself 1 ms after the last call).  Ignored otherwise (and with ``shaping``).
+    shaping : gpuldpc.codes.shaping.Shaping, optional
+        The transmission of ``code`` (a shaped code's ``decoded_shaping``, with ``code`` its
+        ``decoded``): ``decode`` then takes the ``shaping.n`` received LLRs [batch, E] of
+        ``llr_dtype`` and recovers the decoded code's LLRs on the GPU, chunk by chunk,
+        before the decoding kernel (:mod:`.recovery`; bit for bit the host's
+        :meth:`~gpuldpc.codes.shaping.Shaping.recover`).
     """
 
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
-                 packed=False, resident=True):
+                 packed=False, resident=True, shaping=None):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -247,6 +255,11 @@ class CudaDecoder(GpuDecoder):
         if not isinstance(max_iterations, (int, np.integer)) or max_iterations < 1:
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.code = code
+        if shaping is not None and (not isinstance(shaping, Shaping) or shaping.n_mother != code.n):
+            raise ValueError(f"shaping must be a gpuldpc Shaping of a code of length {code.n} (code "
+                             f"{code.name!r}), got {shaping!r}")
+        self.shaping = shaping
+        self.n_in = code.n if shaping is None else shaping.n
         self.layout = qc_layout(code)
         if precision == "float16":
             check_half_range(code)
@@ -258,22 +271,30 @@ class CudaDecoder(GpuDecoder):
         self.packed, self.resident = bool(packed), bool(resident)
         self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset, precision)
         self._frames_per_block = frames_per_block
+        self._tables = None
         self._start(devices, streams, chunk_frames, "llr")
 
-    def _plan(self, ctx) -> _QcPlan:
-        return _QcPlan(ctx, self, self._frames_per_block)
+    def _plan(self, ctx):
+        plan = _QcPlan(ctx, self, self._frames_per_block)
+        if self.shaping is None:
+            return plan
+        if self._tables is None:
+            self._tables = RecoveryTables(self.shaping)
+        return RecoveryPlan(ctx, plan, self._tables, self.llr_np_dtype)
 
     def pinned_llr(self, batch: int) -> np.ndarray:
-        """A page-locked LLR array [batch, n] of ``llr_dtype`` that ``decode`` copies as is."""
-        return pinned_empty((batch, self.code.n), self.llr_np_dtype, self.engines[0].ctx)
+        """A page-locked LLR array [batch, n] (with ``shaping``: [batch, E]) of ``llr_dtype``
+        that ``decode`` copies as is."""
+        return pinned_empty((batch, self.n_in), self.llr_np_dtype, self.engines[0].ctx)
 
     def check_llr(self, llr) -> tuple[np.ndarray, str]:
-        """Validate ``llr`` [batch, n] of ``llr_dtype``; (C-contiguous array, input kind)."""
+        """Validate ``llr`` [batch, n] (with ``shaping``: [batch, E]) of ``llr_dtype``;
+        (C-contiguous array, input kind)."""
         arr = np.asarray(llr)
         if arr.ndim == 1:
             arr = arr[None]
-        if arr.ndim != 2 or arr.shape[1] != self.code.n:
-            raise ValueError(f"code {self.code.name!r}: LLRs must have shape [batch, {self.code.n}], "
+        if arr.ndim != 2 or arr.shape[1] != self.n_in:
+            raise ValueError(f"code {self.code.name!r}: LLRs must have shape [batch, {self.n_in}], "
                              f"got {np.shape(llr)}")
         if arr.dtype != self.llr_np_dtype:
             raise TypeError(f"LLRs must be {self.llr_dtype} for this decoder (llr_dtype="

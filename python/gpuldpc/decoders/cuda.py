@@ -21,6 +21,11 @@ to the decoder's ``decode_checked``/``submit_checked`` (no second check), and un
 bits of ``packed=True``.  GPU arrays (:class:`gpuldpc.device_arrays.DeviceLLR`, checked by
 the front door against ``device_ids``/``device_ordinal``) go the same way; ``out_device``
 keeps the results on the GPU (not with ``packed=True``).
+
+Shaped codes (5G NR, :mod:`gpuldpc.codes.shaping`): :func:`make_shaped` builds the decoder
+of ``code.decoded`` with ``shaping=code.decoded_shaping``, so that the E received LLRs go
+to the GPU as they are and are recovered there (:mod:`gpuldpc.cuda.recovery`); the
+latency preset keeps the host recovery (and with it the resident kernel).
 """
 from __future__ import annotations
 
@@ -85,8 +90,9 @@ def _check_options(options, known, what):
         raise ValueError(f"unknown {what} option(s) {unknown}; known: {', '.join(known)}")
 
 
-def make(code, settings):
-    """Build the CUDA decoder for ``code`` and validated ``settings`` (gpuldpc.settings.Settings)."""
+def make(code, settings, shaping=None):
+    """Build the CUDA decoder for ``code`` and validated ``settings`` (gpuldpc.settings.Settings);
+    ``shaping``: see :func:`make_shaped`."""
     from ..cuda import CudaDecoder, NotQuasiCyclic, driver
 
     if settings.precision not in ("float32", "float16") or (settings.precision != "float32"
@@ -109,7 +115,16 @@ def make(code, settings):
     try:
         dec = CudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
-                          **options)
+                          shaping=shaping, **options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
     return _Backend(dec)
+
+
+def make_shaped(code, settings):
+    """The decoder of a ShapedCode's ``decoded`` code taking its E received LLRs, recovered on
+    the GPU (:mod:`gpuldpc.cuda.recovery`); None for the latency preset (the caller,
+    :func:`gpuldpc.codes.shaping.make_backend`, then recovers on the host)."""
+    if settings.options.get("preset", "throughput") == "latency":
+        return None
+    return make(code.decoded, settings, code.decoded_shaping)
