@@ -14,7 +14,7 @@ Found by ``gnuradio/__init__.py``'s ``pkgutil.extend_path``: any ``sys.path``
 entry holding ``gnuradio/gpuldpc/`` (GR_PYTHON_DIR after a CMake install,
 site-packages after a pip install, ``python/`` in the source tree) works.
 """
-from gpuldpc.streaming import block_code, decoder_lengths, encoder_lengths, load_code, nr_code  # noqa: F401
+from gpuldpc.streaming import decoder_lengths, encoder_lengths, load_code, nr_code  # noqa: F401
 
 from .decoder_blocks import ldpc_decoder, nb_ldpc_decoder  # noqa: F401
 from .encoder_blocks import ldpc_encoder, nb_ldpc_encoder  # noqa: F401

@@ -186,8 +186,9 @@ class ldpc_decoder(_FrameDecoderBlock):
         or several transmissions soft-combined: ``rv=[0, 2]``, their LLRs side by side in
         one input vector (``e`` each, or ``e=[e0, e2]``); base graph ``bg`` (1, 2, None =
         TS 38.212's choice), LBRM ``n_ref``, bit interleaver ``qm``
-        (:func:`gpuldpc.streaming.nr_code`).  ``output="codeword"`` gives the mother
-        codeword (68 Zc or 52 Zc bits).
+        (:func:`gpuldpc.streaming.nr_code`).  ``output="codeword"`` gives the decisions
+        at ``code.decoded_positions`` (the mother codeword less the block columns pruned
+        away, :func:`gpuldpc.codes.shaping.prune`).
     algorithm : {"nms", "oms", "spa"}
     schedule : {"layered", "flooding"}
     max_iterations : int

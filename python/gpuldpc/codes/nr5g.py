@@ -188,8 +188,10 @@ def nr(k: int, n_or_e: int, rv: int = 0, bg: int | None = None, n_ref: int | Non
 
     ``nr(k, n).encode(info)`` gives the n = E transmitted bits of redundancy version 0, the
     output of Sionna's ``LDPC5GEncoder(k, n)``; ``gl.Decoder(nr(k, n))`` takes the E
-    received LLRs (positive means 0) and returns ``info`` [batch, k] and the mother
-    codeword's hard decisions ``bits`` [batch, 68 Zc or 52 Zc].
+    received LLRs (positive means 0) and returns ``info`` [batch, k] and the hard
+    decisions ``bits`` at ``decoded_positions`` [batch, len(decoded_positions)] (the mother
+    codeword, 68 Zc or 52 Zc bits, less the block columns pruned away:
+    :func:`gpuldpc.codes.shaping.prune`).
 
     Parameters
     ----------

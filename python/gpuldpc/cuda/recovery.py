@@ -62,8 +62,9 @@ class RecoveryTables:
 
     def emulate(self, llr: np.ndarray) -> np.ndarray:
         """The kernel's result for ``llr`` [batch, e] (float32, float16 or int8), in NumPy:
-        per position the first copy, then each further copy added with the kernel's
-        saturating sum; punctured 0, shortened the format's certain zero."""
+        per position the first copy, then each further copy added with the format's
+        saturating sum (:meth:`~gpuldpc.codes.shaping.LlrFormat.add`, kernels/shaping.cu's F32/F16/I8::add);
+        punctured 0, shortened the format's certain zero."""
         fmt = LLR_FORMATS[llr.dtype]
         out = np.zeros((llr.shape[0], self.n), llr.dtype)
         got = self.src >= 0
@@ -74,22 +75,9 @@ class RecoveryTables:
         for p in np.flatnonzero(np.diff(self.rep_start)):
             v = out[:, p]
             for i in self.rep_index[self.rep_start[p]:self.rep_start[p + 1]]:
-                v = _kernel_add(v, llr[:, i])
+                v = fmt.add(v, llr[:, i])
             out[:, p] = v
         return out
-
-
-def _kernel_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """kernels/shaping.cu's F32/F16/I8::add on arrays."""
-    if a.dtype == np.float32:
-        return a + b
-    if a.dtype == np.float16:
-        with np.errstate(invalid="ignore", over="ignore"):
-            t = a.astype(np.float32) + b.astype(np.float32)
-            fin = np.isfinite(t)
-            t[fin] = np.clip(t[fin], -65504.0, 65504.0)
-            return t.astype(np.float16)
-    return np.clip(a.astype(np.int32) + b.astype(np.int32), -127, 127).astype(np.int8)
 
 
 class RecoveryPlan:

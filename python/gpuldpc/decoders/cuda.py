@@ -60,8 +60,7 @@ class _Backend:
         return "bits" if arr.ndim == 2 else "symbols"
 
     def decode(self, arr, out=None, out_device=False):
-        if out_device:
-            self._check_out_device(out_device)
+        self._check_out_device(out_device)
         return self._unpacked(self.decoder.decode_checked(arr, self._kind(arr), out, out_device))
 
     def submit(self, arr, out=None, out_device=False):

@@ -319,8 +319,9 @@ class Decoder:
         if getattr(self._impl, "device_ids", None) is not None:
             return
         if isinstance(self.code, ShapedCode):
-            raise TypeError(f"code {self.code.name!r}: {what} takes no shaped code (its LLRs are recovered "
-                            "on the host); hand host arrays to decode()")
+            raise TypeError(f"code {self.code.name!r}: {what} takes no shaped code (its E LLRs are taken from "
+                            "host arrays only, recovered on the host or, cuda throughput preset, on the GPU); "
+                            "hand host arrays to decode()")
         raise TypeError(f"{what} needs the cuda backend; this decoder runs on {self.backend!r}: hand host "
                         "arrays to decode() (cupy.asnumpy(x), tensor.cpu().numpy())")
 
