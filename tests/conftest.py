@@ -1,4 +1,5 @@
 """Fixtures shared by every test folder."""
+import importlib.util
 import os
 
 import pytest
@@ -31,3 +32,18 @@ def backend() -> str:
         return "cpu"
     except gl.BackendUnavailable:
         return "reference"
+
+
+@pytest.fixture(scope="session")
+def bench_module():
+    """``bench_module(name)``: the script ``bench/<name>.py`` loaded as a module (the benches
+    are scripts run from the repository root, not a package)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench")
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, os.path.join(root, name + ".py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

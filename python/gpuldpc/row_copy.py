@@ -46,7 +46,9 @@ def by_rows(work, rows: int, nbytes: int, threads: int | None = None):
 
 def copy_rows(dst: np.ndarray, src: np.ndarray, threads: int | None = None):
     """``dst[...] = src`` (same shape; any strides), split by rows (:func:`by_rows`) from
-    :data:`SPLIT_BYTES` on."""
+    :data:`SPLIT_BYTES` on.  Smaller copies skip building the closure for :func:`by_rows`:
+    a one-frame latency call's staging copy took 1.8 us through it against 0.6 us as one
+    ``numpy.copyto`` (development machine)."""
     if src.nbytes < SPLIT_BYTES:
         np.copyto(dst, src)
     else:

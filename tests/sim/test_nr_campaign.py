@@ -2,22 +2,15 @@
 both base graphs, our layered NMS and flooding SPA on the same LLRs, Sionna skipped with its
 reason where it is not installed; FER falls with Eb/N0 (within the binomial noise of the
 frames counted), starts near 1 and ends below 1 %; the JSON and the plot are written."""
-import importlib.util
 import json
-import os
 
 import numpy as np
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
 
 @pytest.fixture(scope="module")
-def nr_campaign():
-    spec = importlib.util.spec_from_file_location("nr_campaign", os.path.join(REPO, "bench", "nr_campaign.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def nr_campaign(bench_module):
+    return bench_module("nr_campaign")
 
 
 def test_quick_campaign_gives_falling_fer_curves(nr_campaign, backend, tmp_path):

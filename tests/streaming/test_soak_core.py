@@ -7,23 +7,16 @@ every frame out once and in order, good payloads exact, exactly the NaN/inf fram
 and counted, resident memory at the end within 5 % of its value after a 5 s warm-up.
 Also: the soak's own checks catch a lost, a reordered and a wrong frame.
 """
-import importlib.util
-import os
 
 import numpy as np
 import pytest
 
 import gpuldpc as gl
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
 
 @pytest.fixture(scope="module")
-def soak():
-    spec = importlib.util.spec_from_file_location("soak", os.path.join(REPO, "bench", "soak.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def soak(bench_module):
+    return bench_module("soak")
 
 
 def test_core_soak_20s_erase_none_lost_bounded_memory(soak, backend):
