@@ -10,9 +10,9 @@ memory it is one DMA that overlaps the other streams' work.  So
 * a caller's NumPy array is page-locked in place (``cuMemHostRegister``) and copied by
   DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an array handed
   in again costs nothing more);
-* any other pageable input (foreign buffers) is copied into a stream's page-locked staging
-  buffer by several threads (:func:`gpuldpc.row_copy.copy_rows`), while the other streams'
-  copies run.
+* any other pageable input (foreign buffers) is copied whole into a pooled page-locked
+  block (a :class:`ResultPool` of the decoder's: its staged inputs) by several threads
+  (:func:`gpuldpc.row_copy.copy_rows`; :meth:`.engine.GpuDecoder._host_input`).
 """
 from __future__ import annotations
 
@@ -112,7 +112,8 @@ def release_events(triples: list, wait: bool = False):
 
 
 class ResultPool:
-    """Page-locked blocks for the results of decode calls, reused once released.
+    """Page-locked blocks for the results of decode calls (and for staged input), reused
+    once released.
 
     :meth:`take` gives a byte array of ``nbytes`` bytes, the start of a free block of its
     size class (:func:`size_class`) or of a new page-locked one; the block goes back to the
