@@ -592,9 +592,10 @@ class GpuDecoder:
         foreign buffers such as GNU Radio's, arrays the registry does not take -- staged whole
         into a pooled page-locked block by several threads (:func:`copy_rows`), which the
         ticket holds until it is collected.  Whole, not chunk by chunk between the chunks'
-        launches: the decoder block's work path from GNU Radio-like buffers measured
-        4.3-4.8 Gb/s against 3.0-3.8 (H100 host, WiFi 1944 r1/2; session 5), the copy of
-        the next batch running while the GPU decodes the previous one.  Device input
+        launches: the decoder block's work path from GNU Radio-like (foreign) buffers
+        measured 5.5-6.0 Gb/s against 1.9-3.8 chunk by chunk (H100 hosts, WiFi 1944 r1/2,
+        ``bench/results/h100-block-work-path*``), the copy of the next batch running while
+        the GPU decodes the previous one.  Device input
         (:class:`DeviceLLR`) passes as it is."""
         if not isinstance(arr, np.ndarray) or is_pinned(arr):
             return arr
