@@ -6,6 +6,7 @@
     code = gl.codes.wifi(1944, "1/2")          # IEEE 802.11n
     code = gl.codes.wimax(2304, "2/3A")        # IEEE 802.16e
     code = gl.codes.get("wifi-1944-1/2")       # by name; gl.codes.names() lists them
+    code = gl.codes.dvbs2("normal", "1/2")    # DVB-S2, n = 64800 / 16200 (docs/dvbs2.md)
     code = gl.codes.nr(8448, 12672, rv=0)      # 5G NR code block, rate matched (docs/nr.md)
     code = gl.codes.shaped(wifi, punctured=.., shortened=..)   # any code, punctured/shortened
     code = gl.codes.from_alist("H.alist")      # binary (MacKay) or GF(q) (KN) alist
@@ -19,6 +20,7 @@ file, the line and the problem.
 from .alist import from_alist, to_alist  # noqa: F401
 from .basefile import from_base_matrix, to_base_matrix  # noqa: F401
 from .code import Code, CodeError  # noqa: F401
+from .dvb_s2 import dvbs2  # noqa: F401
 from .qc import qc_expand  # noqa: F401
 from .nr5g import NrCode, nr  # noqa: F401
 from .registry import UnknownCodeError, get, names  # noqa: F401

@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 
 from .code import Code
+from .dvb_s2 import K_LDPC as DVBS2_K_LDPC
+from .dvb_s2 import dvbs2
 from .nb import FACTORIES
 from .nr5g import LIFTING_SIZES
 from .nr5g import mother as nr_mother
@@ -19,6 +21,7 @@ _BINARY = {
     **{f"wifi-{n}-{rate}": (wifi, n, rate) for n in WIFI_Z for rate in WIFI_RATES},
     **{f"wimax-{n}-{rate}": (wimax, n, rate) for n in WIMAX_LENGTHS for rate in WIMAX_RATES},
     **{f"nr-bg{bg}-z{z}": (nr_mother, bg, z) for bg in (1, 2) for z in LIFTING_SIZES},
+    **{f"dvbs2-{f}-{rate}": (dvbs2, f, rate) for f in DVBS2_K_LDPC for rate in DVBS2_K_LDPC[f]},
 }
 _NB_CACHE: dict[str, Code] = {}
 
