@@ -23,8 +23,10 @@ Quasi-cyclic form (:func:`qc_form`): permuting the parity columns the same way
 (``p_i`` -> column ``k + 360 (i mod q) + i // q``) gives z = 360 circulants everywhere,
 except the accumulator's wrap: block (0, nb-1) is the circulant of shift 359 with its
 entry in row 0 (column 359 of the block) missing (p_0 has no predecessor), the one
-non-circulant entry.  Some information blocks are the sum of two circulants (two
-addresses of one table row share ``x mod q``); the form lists them as two entries.
+non-circulant entry.  Some information blocks are the sum of two to four circulants
+(addresses of one table row that share ``x mod q``; four once, in normal 5/6); the form
+lists one entry per circulant, so a layered GPU schedule of 360 checks at a time must
+let such a block's circulants update the same variable (or split the layer).
 
 The table values are those of EN 302 307-1 V1.4.1 Annexes B and C, taken over from
 GNU Radio's gr-dtv (``gr-dtv/lib/dvb/dvb_ldpc_bb_impl.cc``, ``ldpc_tab_*N``/``*S``, the
@@ -186,7 +188,7 @@ class QcForm:
     entries : int64 [E, 3]
         (block row, block column, shift) of every circulant, shift in the convention of
         :mod:`.qc` (row r of the block has its 1 in column (r + s) mod 360); a block that
-        is the sum of two circulants has two entries.
+        is the sum of several circulants has one entry per circulant.
     missing : (int, int)
         The accumulator's wrap: entry (0, n - 1) of the permuted matrix, i.e. row 0 of
         block (0, nb-1), whose circulant (shift 359) would put a 1 there.
