@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpuldpc as gl
-from gpuldpc.codes import dvb_s2
+from gpuldpc.codes import dvb_s2, dvbs2_bch
 
 ALL = [(f, r) for f in dvb_s2.K_LDPC for r in dvb_s2.K_LDPC[f]]
 
@@ -64,6 +64,47 @@ def test_encoder_equals_gr_dtv(frame, rate):
     theirs = np.array(sink.data(), dtype=np.uint8).reshape(-1, code.n)
     ours = code.encode(info)
     assert theirs.shape == ours.shape
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def _gr_dtv(frame, rate, bits, *blocks_of):
+    """Run ``bits`` (one per byte) through the gr-dtv blocks made by ``blocks_of(dtv, fec, crate)``."""
+    gr = pytest.importorskip("gnuradio.gr")
+    blocks = pytest.importorskip("gnuradio.blocks")
+    dtv = pytest.importorskip("gnuradio.dtv")
+    fec = {"normal": dtv.FECFRAME_NORMAL, "short": dtv.FECFRAME_SHORT}[frame]
+    crate = getattr(dtv, "C" + rate.replace("/", "_"))
+    tb = gr.top_block()
+    chain = [blocks.vector_source_b(bits.ravel().tolist())]
+    chain += [make(dtv, fec, crate) for make in blocks_of]
+    chain.append(blocks.vector_sink_b())
+    tb.connect(*chain)
+    tb.run()
+    return np.array(chain[-1].data(), dtype=np.uint8)
+
+
+def _bch_block(dtv, fec, crate):
+    return dtv.dvb_bch_bb(dtv.STANDARD_DVBS2, fec, crate)
+
+
+def _ldpc_block(dtv, fec, crate):
+    return dtv.dvb_ldpc_bb(dtv.STANDARD_DVBS2, fec, crate, dtv.MOD_OTHER)
+
+
+@pytest.mark.parametrize("frame, rate", ALL, ids=map(_ids, ALL))
+def test_bch_encoder_equals_gr_dtv(frame, rate):
+    k_bch, n_bch = dvbs2_bch.sizes(frame, rate)
+    assert n_bch == gl.codes.dvbs2(frame, rate).k
+    bits = np.random.default_rng(5).integers(0, 2, (2, k_bch), dtype=np.uint8)
+    theirs = _gr_dtv(frame, rate, bits, _bch_block).reshape(-1, n_bch)
+    np.testing.assert_array_equal(dvbs2_bch.bch_encode(frame, rate, bits), theirs)
+
+
+def test_bch_then_ldpc_chain_equals_gr_dtv():
+    frame, rate = "short", "3/5"
+    bits = np.random.default_rng(6).integers(0, 2, (2, dvbs2_bch.sizes(frame, rate)[0]), dtype=np.uint8)
+    theirs = _gr_dtv(frame, rate, bits, _bch_block, _ldpc_block).reshape(-1, 16200)
+    ours = gl.codes.dvbs2(frame, rate).encode(dvbs2_bch.bch_encode(frame, rate, bits))
     np.testing.assert_array_equal(ours, theirs)
 
 
