@@ -35,11 +35,23 @@ def test_ar4ja_shapes_degrees_and_encoding(name):
     assert code.shaping.shortened.size == 0
     assert np.array_equal(code.info_positions, np.arange(k))
     assert np.array_equal(np.diff(mother.H[:, -m:].tocsc().indptr), np.full(m, 6))
+    # QC form: z = M/4, one shift per block, equal to the H built from pi_k
+    assert mother.z == m // 4 and mother.base.shape == (12, 4 * (mother.n // m))
+    assert (gl.codes.qc_expand(mother.base, mother.z) != mother.H).nnz == 0
+    assert code.decoded is mother                      # nothing pruned: punctured columns have degree 6
     info = np.random.default_rng(5).integers(0, 2, (8, k)).astype(np.uint8)
     cw = code.encode_mother(info)
     assert mother.is_codeword(cw).all()
     assert np.array_equal(cw[:, :k], info)
     assert np.array_equal(code.encode(info), cw[:, :code.n])
+
+
+def test_ar4ja_qc_form_gives_a_cuda_layout():
+    from gpuldpc.cuda.layout import NotQuasiCyclic, qc_layout
+    lay = qc_layout(gl.codes.get("ccsds-ar4ja-1024-1/2").decoded)
+    assert (lay.n, lay.z, lay.layers) == (2560, 128, 12)
+    with pytest.raises(NotQuasiCyclic, match="ccsds-c2-mother"):   # weight-2 circulants: no QC form yet
+        qc_layout(gl.codes.get("ccsds-c2").decoded)
 
 
 def test_c2_base_mother_and_shortening():

@@ -10,7 +10,10 @@ column pi_k(i), 7.4.2.4)::
 
 with theta_k and phi_k of Tables 7-3 and 7-4 (the tables of daniestevez/ldpc-toolbox,
 ``src/codes/ccsds.rs``, taken over as facts of the standard).  These blocks are not
-circulants: the mother code is a generic sparse :class:`~gpuldpc.codes.Code` (no ``base``).
+circulants of size M, but each is 4 x 4 blocks of M/4 x M/4 circulants (row quarter j goes
+to column quarter (theta_k + j) mod 4, shift phi_k(j, M)), and no sum of the standard puts
+two terms in one small block: the mother code is QC with z = M/4 and one shift per block
+(:func:`ar4ja_base`, checked equal to the H built from pi_k), so the QC kernels apply.
 The last M columns are punctured (7.4.2.2): the registered code is a
 :class:`~gpuldpc.codes.ShapedCode` over the mother (``code.mother``) with n = k / rate
 transmitted bits; ``gl.Decoder(code)`` takes those n LLRs and loads LLR 0 for the
@@ -52,6 +55,7 @@ import scipy.sparse as sp
 
 from ..gflinalg import _rref_gf2
 from .code import Code
+from .qc import qc_expand
 from .shaping import ShapedCode, shaped
 
 AR4JA_K = (1024, 4096, 16384)
@@ -227,6 +231,26 @@ def _ar4ja_blocks(rate: str) -> list[tuple[int, int, tuple[int, ...]]]:
     return blocks
 
 
+def ar4ja_base(rate: str, m: int) -> np.ndarray:
+    """The AR4JA H as a QC base matrix of z = M/4 circulants (convention of :mod:`.qc`).
+
+    Row quarter j of Pi_k goes to column quarter (theta_k + j) mod 4 with circulant shift
+    phi_k(j, M) (the formula above), so each M x M block is 4 x 4 blocks of size M/4, one
+    shift each: within every sum of the standard the thetas differ (and differ from the
+    identity's 0 where it is summed with Pi_1), so no two terms share a small block.
+    """
+    nb = 5 + AR4JA_EXTRA[rate]
+    base = np.full((12, 4 * nb), -1, np.int64)
+    for r, c, perms in _ar4ja_blocks(rate):
+        for p in perms:
+            for j in range(4):
+                col = 4 * c + (j if p == 0 else (THETA[p - 1] + j) % 4)
+                if base[4 * r + j, col] != -1:
+                    raise AssertionError(f"AR4JA {rate}: two terms in block ({4 * r + j}, {col})")
+                base[4 * r + j, col] = 0 if p == 0 else PHI[j][p - 1][m.bit_length() - 8]
+    return base
+
+
 def _perm_sum(perms, m: int) -> sp.csr_matrix:
     """Sum over GF(2) of the M x M permutation matrices (0 = identity, k = Pi_k)."""
     rows = np.tile(np.arange(m), len(perms))
@@ -314,7 +338,10 @@ def ar4ja_mother(k: int, rate: str) -> Code:
     H = sp.bmat(_block_grid(rate, m, nb), format="csr")
     H.data %= 2
     H.eliminate_zeros()
-    code = _EncodedBy(f"ccsds-ar4ja-{k}-{rate}-mother", H.astype(np.uint8), k)
+    base = ar4ja_base(rate, m)
+    if (abs(qc_expand(base, m // 4).astype(np.int8) - H.astype(np.int8))).nnz:
+        raise AssertionError(f"AR4JA {k} {rate}: QC form differs from the permutation H")
+    code = _EncodedBy(f"ccsds-ar4ja-{k}-{rate}-mother", H.astype(np.uint8), k, base=base, z=m // 4)
     object.__setattr__(code, "_make_encoder", functools.partial(Ar4jaEncoder, m=m, rate=rate))
     return code
 
