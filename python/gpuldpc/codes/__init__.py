@@ -8,6 +8,7 @@
     code = gl.codes.get("wifi-1944-1/2")       # by name; gl.codes.names() lists them
     code = gl.codes.dvbs2("normal", "1/2")    # DVB-S2, n = 64800 / 16200 (docs/dvbs2.md)
     code = gl.codes.nr(8448, 12672, rv=0)      # 5G NR code block, rate matched (docs/nr.md)
+    code = gl.codes.ar4ja(1024, "1/2"); gl.codes.c2()   # CCSDS (docs/ccsds.md)
     code = gl.codes.shaped(wifi, punctured=.., shortened=..)   # any code, punctured/shortened
     code = gl.codes.from_alist("H.alist")      # binary (MacKay) or GF(q) (KN) alist
     code = gl.codes.from_base_matrix("B.txt", z=81)      # binary QC base matrix
@@ -19,6 +20,7 @@ file, the line and the problem.
 """
 from .alist import from_alist, to_alist  # noqa: F401
 from .basefile import from_base_matrix, to_base_matrix  # noqa: F401
+from .ccsds import ar4ja, c2  # noqa: F401
 from .code import Code, CodeError  # noqa: F401
 from .dvb_s2 import dvbs2  # noqa: F401
 from .qc import qc_expand  # noqa: F401

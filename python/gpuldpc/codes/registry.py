@@ -3,12 +3,14 @@
 Binary names are ``wifi-<n>-<rate>`` and ``wimax-<n>-<rate>`` (see
 :mod:`.standards`) and the 5G NR mother codes ``nr-bg<1|2>-z<Zc>`` (see :mod:`.nr5g`; a
 rate-matched code block is ``gpuldpc.codes.nr(k, e, rv)``); GF(q) names ``gf<q>-<n>-<k>`` come from
-:data:`gpuldpc.codes.nb.FACTORIES`.  Each name gives the same object every time.
+:data:`gpuldpc.codes.nb.FACTORIES`; CCSDS ``ccsds-ar4ja-<k>-<rate>`` and
+``ccsds-c2`` (:mod:`.ccsds`, ShapedCode objects).  Each name gives the same object every time.
 """
 from __future__ import annotations
 
 import difflib
 
+from .ccsds import REGISTRY as CCSDS
 from .code import Code
 from .dvb_s2 import K_LDPC as DVBS2_K_LDPC
 from .dvb_s2 import dvbs2
@@ -22,6 +24,7 @@ _BINARY = {
     **{f"wimax-{n}-{rate}": (wimax, n, rate) for n in WIMAX_LENGTHS for rate in WIMAX_RATES},
     **{f"nr-bg{bg}-z{z}": (nr_mother, bg, z) for bg in (1, 2) for z in LIFTING_SIZES},
     **{f"dvbs2-{f}-{rate}": (dvbs2, f, rate) for f in DVBS2_K_LDPC for rate in DVBS2_K_LDPC[f]},
+    **CCSDS,
 }
 _NB_CACHE: dict[str, Code] = {}
 
