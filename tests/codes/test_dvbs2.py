@@ -1,7 +1,8 @@
 """DVB-S2 LDPC codes (gpuldpc.codes.dvbs2, EN 302 307-1 5.3.2).
 
 The encoder is checked bit for bit against GNU Radio's gr-dtv ``dvb_ldpc_bb`` (a real
-flowgraph, one bit per byte in and out) for every code of both frame sizes; decoding on
+flowgraph, one bit per byte in and out) for every code of both frame sizes, the DVB-S2X
+rates (EN 302 307-2) included; decoding on
 the reference and cpu backends at a high Eb/N0, and the waterfall of normal 1/2 against
 EN 302 307-1 Table 13 (QPSK 1/2 normal frames: quasi-error-free at Es/N0 = Eb/N0 = 1.0 dB).
 """
@@ -12,6 +13,7 @@ import gpuldpc as gl
 from gpuldpc.codes import dvb_s2, dvbs2_bch
 
 ALL = [(f, r) for f in dvb_s2.K_LDPC for r in dvb_s2.K_LDPC[f]]
+S2X = [(f, r) for f in dvb_s2.K_LDPC_S2X for r in dvb_s2.K_LDPC_S2X[f]]
 
 
 def _ids(p):
@@ -20,8 +22,11 @@ def _ids(p):
 
 def test_names_sizes_and_structure():
     names = [n for n in gl.codes.names() if n.startswith("dvbs2-")]
-    assert len(names) == 21 == len(ALL)
+    assert len(names) == 21 + 30 == len(ALL) and len(S2X) == 23 + 7   # S2, then S2X rates
     assert "dvbs2-normal-9/10" in names and "dvbs2-short-9/10" not in names
+    assert "dvbs2-normal-13/45" in names and "dvbs2-short-13/45" not in names
+    assert (gl.codes.get("dvbs2-normal-90/180").k, gl.codes.dvbs2("short", "32/45").k) == (32400, 11520)
+    assert gl.codes.dvbs2("normal", "18/30") is not gl.codes.dvbs2("normal", "3/5")  # same k, own table
     c = gl.codes.get("dvbs2-short-1/4")
     assert c is gl.codes.dvbs2("short", "1/4")
     assert (c.n, c.k) == (16200, 3240)                     # Table 5b: effective k of 1/4 short
@@ -35,13 +40,16 @@ def test_names_sizes_and_structure():
 
 @pytest.mark.parametrize("frame, rate, word", [
     ("long", "1/2", "frame"), (64800, "1/2", "frame"),
-    ("short", "9/10", "rate"), ("normal", "7/8", "rate"), ("normal", 0.5, "rate")])
+    ("short", "9/10", "rate"), ("normal", "7/8", "rate"), ("normal", 0.5, "rate"),
+    ("short", "13/45", "rate"), ("normal", "2/9", "rate")])
 def test_bad_parameters_name_the_parameter_and_valid_values(frame, rate, word):
     with pytest.raises(ValueError) as err:
         gl.codes.dvbs2(frame, rate)
     msg = str(err.value)
     assert f"{word}=" in msg
     assert ("'normal', 'short'" in msg) if word == "frame" else ("'1/4'" in msg and "'8/9'" in msg)
+    if word == "rate":                                     # S2 and S2X rates of that frame
+        assert "(DVB-S2X)" in msg and ("'32/45'" in msg) == (frame == "short")
     if frame == "short":
         assert "'9/10'" not in msg.split("use one of")[1]
 
@@ -137,6 +145,8 @@ def test_qc_form_is_block_circulant_but_for_the_accumulator_wrap(frame, rate):
     assert len(info) == sum(len(r) for r in dvb_s2.address_table(frame, rate))
     _, counts = np.unique(info[:, 0] * nb + info[:, 1], return_counts=True)
     assert counts.max() <= 4 and (counts.max() == 4) == ((frame, rate) == ("normal", "5/6"))
+    if (frame, rate) in S2X:                               # S2X: one circulant per block
+        assert counts.max() == 1
     # the standard's check i is row check_order(m)[i] of code.H
     order = dvb_s2.check_order(code.n - code.k)
     assert np.array_equal(np.sort(order), np.arange(code.n - code.k))
@@ -152,7 +162,8 @@ def _noisy(code, frames, ebn0_db, seed):
 
 
 @pytest.mark.parametrize("name, frames", [
-    ("dvbs2-short-1/4", 8), ("dvbs2-short-2/3", 8), ("dvbs2-short-8/9", 8), ("dvbs2-normal-3/5", 3)])
+    ("dvbs2-short-1/4", 8), ("dvbs2-short-2/3", 8), ("dvbs2-short-8/9", 8), ("dvbs2-normal-3/5", 3),
+    ("dvbs2-short-4/15", 8), ("dvbs2-normal-154/180", 3)])              # S2X rates
 def test_decode_high_ebn0_reference_and_cpu(name, frames):
     code = gl.codes.get(name)
     cw, llr = _noisy(code, frames, 4.0, seed=7)

@@ -150,7 +150,7 @@ def test_registry_names_and_cache():
     nr_names = [n for n in names if n.startswith("nr-")]
     assert names[len(NAMES):len(NAMES) + len(nr_names)] == nr_names and len(nr_names) == 102
     nb_names = [n for n in names[len(NAMES) + len(nr_names):] if not n.startswith(("dvbs2-", "ccsds-"))]
-    assert sum(n.startswith("dvbs2-") for n in names) == 21      # DVB-S2 (test_dvbs2.py)
+    assert sum(n.startswith("dvbs2-") for n in names) == 51      # DVB-S2 + S2X (test_dvbs2.py)
     assert sum(n.startswith("ccsds-") for n in names) == 10      # CCSDS: 9 AR4JA + C2 (test_ccsds.py)
     assert "gf32-744-653" in nb_names
     assert all(re.fullmatch(r"gf(4|8|16|32|64|128|256)-[0-9]+-[0-9]+", name) for name in nb_names)

@@ -1,4 +1,5 @@
-"""DVB-S2 LDPC codes (ETSI EN 302 307-1, 5.3.2): normal (64800) and short (16200) frames.
+"""DVB-S2 LDPC codes (ETSI EN 302 307-1, 5.3.2): normal (64800) and short (16200) frames,
+with the DVB-S2X rates of those frame sizes (EN 302 307-2, 5.3.2; the same construction).
 
 Each code is given by the standard's address table (Annex B for normal frames, Annex C
 for short ones; ``data/dvbs2_<frame>_<rate>.txt``, one table row per line): the k
@@ -28,10 +29,13 @@ non-circulant entry.  Some information blocks are the sum of two to four circula
 lists one entry per circulant, so a layered GPU schedule of 360 checks at a time must
 let such a block's circulants update the same variable (or split the layer).
 
-The table values are those of EN 302 307-1 V1.4.1 Annexes B and C, taken over from
-GNU Radio's gr-dtv (``gr-dtv/lib/dvb/dvb_ldpc_bb_impl.cc``, ``ldpc_tab_*N``/``*S``, the
-DVB-S2 variants of rate 2/3 normal and 3/5 short); tests/codes/test_dvbs2.py checks our
-encoder against ``dvb_ldpc_bb`` bit for bit for every code.
+The table values are those of EN 302 307-1 V1.4.1 Annexes B and C and EN 302 307-2
+Annexes B and C (S2X), taken over from GNU Radio's gr-dtv
+(``gr-dtv/lib/dvb/dvb_ldpc_bb_impl.cc``, ``ldpc_tab_*N``/``*S``, the DVB-S2 variants of
+rate 2/3 normal and 3/5 short); tests/codes/test_dvbs2.py checks our encoder against
+``dvb_ldpc_bb`` bit for bit for every code.  Not included: the S2X VL-SNR codes (2/9
+normal and the short 1/5, 11/45, 4/15, 1/3 VL-SNR variants, which puncture or shorten
+these codes) and the medium frames (n = 32400).
 """
 from __future__ import annotations
 
@@ -50,14 +54,34 @@ Z = 360
 FRAME_LENGTHS = {"normal": 64800, "short": 16200}
 """Frame size (FECFRAME) -> n_ldpc."""
 
-K_LDPC = {
+K_LDPC_S2 = {
     "normal": {"1/4": 16200, "1/3": 21600, "2/5": 25920, "1/2": 32400, "3/5": 38880,
                "2/3": 43200, "3/4": 48600, "4/5": 51840, "5/6": 54000, "8/9": 57600,
                "9/10": 58320},
     "short": {"1/4": 3240, "1/3": 5400, "2/5": 6480, "1/2": 7200, "3/5": 9720,
               "2/3": 10800, "3/4": 11880, "4/5": 12600, "5/6": 13320, "8/9": 14400},
 }
-"""Frame size -> rate label -> k_ldpc (Tables 5a and 5b; short frames' effective k)."""
+"""DVB-S2 (EN 302 307-1): frame size -> rate label -> k_ldpc (Tables 5a and 5b; short
+frames' effective k)."""
+
+K_LDPC_S2X = {
+    "normal": {"13/45": 18720, "9/20": 29160, "90/180": 32400, "96/180": 34560,
+               "11/20": 35640, "100/180": 36000, "104/180": 37440, "26/45": 37440,
+               "18/30": 38880, "28/45": 40320, "23/36": 41400, "116/180": 41760,
+               "20/30": 43200, "124/180": 44640, "25/36": 45000, "128/180": 46080,
+               "13/18": 46800, "132/180": 47520, "22/30": 47520, "135/180": 48600,
+               "140/180": 50400, "7/9": 50400, "154/180": 55440},
+    "short": {"11/45": 3960, "4/15": 4320, "14/45": 5040, "7/15": 7560, "8/15": 8640,
+              "26/45": 9360, "32/45": 11520},
+}
+"""DVB-S2X (EN 302 307-2, Tables 17a/17b) rates added to those frame sizes, without the
+VL-SNR (punctured/shortened) and medium-frame (32400) codes: frame -> rate -> k_ldpc.
+Some share k with an S2 rate (normal 90/180 and 1/2, 18/30 and 3/5, 20/30 and 2/3,
+135/180 and 3/4) or with each other (104/180 and 26/45, 132/180 and 22/30, 140/180 and
+7/9) but have their own tables."""
+
+K_LDPC = {frame: {**K_LDPC_S2[frame], **K_LDPC_S2X[frame]} for frame in K_LDPC_S2}
+"""Frame size -> rate label -> k_ldpc: the DVB-S2 rates, then the DVB-S2X ones."""
 
 RATES = {frame: tuple(rates) for frame, rates in K_LDPC.items()}
 """Frame size -> the rate labels it has (short frames have no 9/10)."""
@@ -73,7 +97,8 @@ def check(frame, rate) -> tuple[str, str]:
                          f"{', '.join(map(repr, K_LDPC))} (n = 64800, 16200)")
     if not isinstance(rate, str) or rate not in K_LDPC[frame]:
         raise ValueError(f"dvbs2: rate={rate!r} is not a code rate of {frame} frames; use one of "
-                         f"{', '.join(map(repr, RATES[frame]))}")
+                         f"{', '.join(map(repr, K_LDPC_S2[frame]))} (DVB-S2) or "
+                         f"{', '.join(map(repr, K_LDPC_S2X[frame]))} (DVB-S2X)")
     return frame, rate
 
 
@@ -166,8 +191,10 @@ def _dvbs2(frame: str, rate: str) -> DvbS2Code:
 
 def dvbs2(frame: str, rate: str) -> DvbS2Code:
     """The DVB-S2 LDPC code of ``frame`` ("normal": n = 64800, "short": n = 16200) and
-    ``rate`` ("1/4", "1/3", "2/5", "1/2", "3/5", "2/3", "3/4", "4/5", "5/6", "8/9", and
-    "9/10" for normal frames only).  The same object for the same arguments.
+    ``rate``: the DVB-S2 rates "1/4", "1/3", "2/5", "1/2", "3/5", "2/3", "3/4", "4/5",
+    "5/6", "8/9", and "9/10" for normal frames only, or a DVB-S2X rate of that frame
+    (:data:`K_LDPC_S2X`: normal "13/45" .. "154/180", short "11/45" .. "32/45").  The
+    same object for the same arguments.
 
     Raises ValueError naming ``frame`` or ``rate`` and their valid values.
     """

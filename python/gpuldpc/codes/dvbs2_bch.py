@@ -6,7 +6,8 @@ remainder of m(x) x^(n_bch - k_bch) divided by g(x), highest power first, m(x)'s
 power being the first information bit -- the order of gr-dtv's ``dvb_bch_bb``, which
 tests/codes/test_dvbs2.py checks bit for bit.  g(x) is the product of g_1 .. g_t of
 Tables 6a (normal, GF(2^16)) and 6b (short, GF(2^14)); t = 12, except normal 2/3 and 5/6
-(t = 10) and normal 8/9 and 9/10 (t = 8) (Tables 5a/5b).  Decoding (Berlekamp-Massey,
+(t = 10) and normal 8/9 and 9/10 (t = 8) (Tables 5a/5b); every DVB-S2X rate
+has t = 12 (EN 302 307-2 Tables 17a/17b).  Decoding (Berlekamp-Massey,
 C++, "BCH ok" per frame) is not built yet (docs/dvbs2.md).
 """
 from __future__ import annotations
