@@ -12,13 +12,13 @@ using namespace pybind11::literals;
 
 namespace gpuldpc {
 
-namespace {
-
 std::string shape_of(const py::array& a) {
     std::string s = "(";
     for (py::ssize_t d = 0; d < a.ndim(); ++d) s += (d ? ", " : "") + std::to_string(a.shape(d));
     return s + (a.ndim() == 1 ? ",)" : ")");
 }
+
+namespace {
 
 DualDiagonalEncoder make_encoder(const py::array& base, int z) {
     const char kind = base.dtype().kind();

@@ -6,9 +6,10 @@
 #include "gpuldpc/python_module.hpp"
 
 PYBIND11_MODULE(_core, m) {
-    m.doc() = "gpuldpc compiled core: CPU encoders and decoders (C++17, pybind11)";
+    m.doc() = "gpuldpc compiled core: CPU encoders and decoders, BCH decoder (C++17, pybind11)";
     pybind11::dict without;
     gpuldpc::register_encoder(m);
+    gpuldpc::register_bch(m);
 #if GPULDPC_WITH_CPU_DECODERS
     gpuldpc::register_cpu_decoders(m);
 #else

@@ -1,4 +1,4 @@
-"""DVB-S2 BCH outer code (EN 302 307-1 5.3.1): systematic encoder.
+"""DVB-S2 BCH outer code (EN 302 307-1 5.3.1): systematic encoder and decoder.
 
 ``bch_encode(frame, rate, bits[batch, k_bch]) -> [batch, n_bch]`` (n_bch = the LDPC code's
 k): the information, then the 16 t (normal frames) or 14 t (short frames) parity bits, the
@@ -7,8 +7,17 @@ power being the first information bit -- the order of gr-dtv's ``dvb_bch_bb``, w
 tests/codes/test_dvbs2.py checks bit for bit.  g(x) is the product of g_1 .. g_t of
 Tables 6a (normal, GF(2^16)) and 6b (short, GF(2^14)); t = 12, except normal 2/3 and 5/6
 (t = 10) and normal 8/9 and 9/10 (t = 8) (Tables 5a/5b); every DVB-S2X rate
-has t = 12 (EN 302 307-2 Tables 17a/17b).  Decoding (Berlekamp-Massey,
-C++, "BCH ok" per frame) is not built yet (docs/dvbs2.md).
+has t = 12 (EN 302 307-2 Tables 17a/17b).
+
+``bch_decode(frame, rate, bits[batch, n_bch]) -> (info[batch, k_bch], ok[batch])``: hard
+decisions (the LDPC decoder's information bits) through the C++ decoder
+``gpuldpc._core.BchDecoder`` (remainder, syndromes, Berlekamp-Massey, Chien search;
+include/gpuldpc/bch_decoder.hpp).  alpha is a root of g_1 (the primitive polynomial of the
+field, x^16 + x^5 + x^3 + x^2 + 1 or x^14 + x^5 + x^3 + x + 1); g(x) vanishes at alpha^1 ..
+alpha^2t.  "BCH ok" (``ok``): the error locator's degree L is at most t and it has L
+distinct roots among the n_bch positions, which are then corrected.  With at most t bit
+errors a frame always decodes to the sent one with ok = True; with more, the decoder
+reports ok = False or (rarely) miscorrects to another codeword with ok = True.
 """
 from __future__ import annotations
 
@@ -83,18 +92,64 @@ def _parity_matrix(frame: str, rate: str) -> np.ndarray:
     return bits.astype(np.float32)
 
 
-def bch_encode(frame: str, rate: str, bits) -> np.ndarray:
-    """Systematic BCH encoding: uint8 [batch, k_bch] -> [batch, n_bch] (1-D -> 1-D)."""
-    frame, rate = check(frame, rate)
-    k, n = sizes(frame, rate)
+def _batch(frame: str, rate: str, bits, width: int) -> tuple[np.ndarray, bool]:
+    """bits as [batch, width] and whether they came as one 1-D frame."""
     bits = np.asarray(bits)
     one = bits.ndim == 1
     bits = np.atleast_2d(bits)
-    if bits.ndim != 2 or bits.shape[1] != k:
-        raise ValueError(f"dvbs2 BCH {frame} {rate}: bits must have shape [batch, {k}], got {bits.shape}")
+    if bits.ndim != 2 or bits.shape[1] != width:
+        raise ValueError(f"dvbs2 BCH {frame} {rate}: bits must have shape [batch, {width}], got {bits.shape}")
+    return bits, one
+
+
+def bch_encode(frame: str, rate: str, bits) -> np.ndarray:
+    """Systematic BCH encoding: uint8 [batch, k_bch] -> [batch, n_bch] (1-D -> 1-D)."""
+    frame, rate = check(frame, rate)
+    bits, one = _batch(frame, rate, bits, sizes(frame, rate)[0])
     parity = (bits.astype(np.float32) @ _parity_matrix(frame, rate)).astype(np.int64) & 1
     out = np.concatenate([bits.astype(np.uint8), parity.astype(np.uint8)], axis=1)
     return out[0] if one else out
+
+
+@functools.lru_cache(maxsize=None)
+def bch_decoder(frame: str, rate: str):
+    """The compiled decoder ``gpuldpc._core.BchDecoder`` of a DVB-S2 outer code (cached).
+
+    ``decode(bits uint8 [batch, n_bch]) -> (corrected [batch, n_bch], errors int32 [batch])``,
+    errors = the bits corrected, -1 where decoding failed.  Raises ``NativeModuleMissing``
+    when ``gpuldpc._core`` is not built.
+    """
+    from .._native import core
+    frame, rate = check(frame, rate)
+    k, n = sizes(frame, rate)
+    m = 16 if frame == "normal" else 14
+    primitive = sum(1 << d for d in (_G_NORMAL if frame == "normal" else _G_SHORT)[0])
+    g = generator(frame, rate)
+    coefficients = np.array([(g >> d) & 1 for d in range(n - k + 1)], dtype=np.uint8)
+    return core().BchDecoder(m, primitive, coefficients, n, T[frame].get(rate, 12))
+
+
+def bch_decode(frame: str, rate: str, bits) -> tuple[np.ndarray, np.ndarray]:
+    """Hard-decision BCH decoding: uint8 [batch, n_bch] -> (info uint8 [batch, k_bch], ok bool [batch]).
+
+    ``bits`` are the LDPC decoder's information bits (one per byte, 0/1; a 1-D frame gives
+    1-D info and a 0-d ok).  ``ok[f]`` is "BCH ok": frame f decoded (at most t errors
+    found and corrected); where it is False, ``info[f]`` is the received information
+    unchanged.  Runs in C++ without the GIL.  Raises ValueError for a wrong shape or a
+    bit other than 0/1, TypeError for a non-integer array.
+    """
+    frame, rate = check(frame, rate)
+    k, n = sizes(frame, rate)
+    bits, one = _batch(frame, rate, bits, n)
+    if bits.dtype.kind not in "biu":
+        raise TypeError(f"dvbs2 BCH {frame} {rate}: bits must be an integer array of 0/1, got dtype {bits.dtype}")
+    if bits.dtype != np.uint8:
+        if bits.size and (bits.min() < 0 or bits.max() > 1):
+            raise ValueError(f"dvbs2 BCH {frame} {rate}: bits must be 0 or 1")
+        bits = bits.astype(np.uint8)
+    corrected, errors = bch_decoder(frame, rate).decode(bits)
+    info, ok = corrected[:, :k], errors >= 0
+    return (info[0], ok[0]) if one else (info, ok)
 
 
 assert set(FRAME_LENGTHS) == set(T)
