@@ -18,7 +18,7 @@ void check_bits(const py::array& a, const char* name) {
     const auto dtype = a.dtype();
     if (!(dtype.kind() == 'b' || (dtype.kind() == 'u' && dtype.itemsize() == 1)))
         throw py::type_error(std::string(name) + " must be a uint8 (or bool) array of bits, got dtype " +
-                             std::string(py::str(dtype)) + ": pass " + name + ".astype(numpy.uint8)");
+                             std::string(py::str(static_cast<const py::handle&>(dtype))) + ": pass " + name + ".astype(numpy.uint8)");
 }
 
 BchDecoder make_decoder(int m, std::uint32_t primitive, const py::array& generator, int n, int t) {
