@@ -35,9 +35,10 @@ def grcc(repo, path, out_dir):
 def decoder_graph(code, vlen, out_vlen):
     """A .grc: vector source (float, vlen) -> LDPC Decoder(code) -> null sink (byte, out_vlen).
 
-    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields."""
+    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields (or of
+    another family's fields, with ``family``)."""
     fields = (f"{{code: '{code}'}}" if isinstance(code, str) else
-              "{" + ", ".join(f"{key}: '{value}'" for key, value in dict(family="nr", **code).items()) + "}")
+              "{" + ", ".join(f"{key}: '{value}'" for key, value in {"family": "nr", **code}.items()) + "}")
     return f"""options:
   parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
     run_options: run, title: check}}
@@ -78,7 +79,7 @@ def test_example_compiles_to_the_committed_python(repo, tmp_path, name):
 @pytest.mark.parametrize("code, vlen, out_vlen, message", [
     ("wifi-648-1/2", 647, 324, 'Source IO size "2588" does not match sink IO size "2592"'),
     ("wifi-648-1/3", 648, 324, "no code named 'wifi-648-1/3'; did you mean 'wifi-648-2/3'"),
-    ("gf16-300-150", 1200, 150, 'Assertion "family == \'nr\' or gpuldpc.load_code(code).is_binary" failed'),
+    ("gf16-300-150", 1200, 150, 'Assertion "family != \'named\' or gpuldpc.load_code(code).is_binary" failed'),
     ("BAD", 648, 324, "line 3: expected 648 integers (the 648 column weights), found 2"),
 ])
 def test_grcc_reports_user_errors(repo, tmp_path, code, vlen, out_vlen, message):
@@ -129,6 +130,53 @@ def test_grcc_builds_the_nr_decoder_from_its_fields(repo, tmp_path):
     assert 'Source IO size "4800" does not match sink IO size "9600"' in result.stdout + result.stderr
 
 
+@needs_grcc
+@pytest.mark.parametrize("fields, n, k, name", [
+    (dict(family="dvbs2", dvbs2_frame="short", dvbs2_rate="1/2"), 16200, 7200, "dvbs2-short-1/2"),
+    (dict(family="dvbs2", dvbs2_frame="normal", dvbs2_rate="13/45"), 64800, 18720, "dvbs2-normal-13/45"),
+    (dict(family="ccsds", ccsds_code="ar4ja", ccsds_k="1024", ccsds_rate="2/3"), 1536, 1024,
+     "ccsds-ar4ja-1024-2/3"),
+    (dict(family="ccsds", ccsds_code="c2"), 8160, 7136, "ccsds-c2"),
+])
+def test_grcc_builds_dvbs2_and_ccsds_decoders_by_name(repo, tmp_path, fields, n, k, name):
+    """The DVB-S2 and CCSDS families' fields: vector lengths from the code, and the generated
+    Python passes the registry name as a Python user does; that Python builds the block."""
+    (tmp_path / "check.grc").write_text(decoder_graph(fields, n, k))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    generated = (tmp_path / "check.py").read_text()
+    assert f"gpuldpc.ldpc_decoder(code='{name}', algorithm=" in generated
+    block = gpuldpc.ldpc_decoder(code=name, backend="cpu")
+    assert block.input_signature().sizeof_stream_item(0) == 4 * n
+    assert block.output_signature().sizeof_stream_item(0) == k
+    (tmp_path / "check.grc").write_text(decoder_graph(fields, n + 1, k))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode != 0
+
+
+@needs_grcc
+@pytest.mark.parametrize("fields, message", [
+    (dict(family="dvbs2", dvbs2_frame="short", dvbs2_rate="9/10"),
+     "dvbs2: rate='9/10' is not a code rate of short frames; use one of '1/4'"),
+    (dict(family="dvbs2", dvbs2_frame="short", dvbs2_rate="13/45"),
+     "rate='13/45' is not a code rate of short frames"),
+])
+def test_grcc_reports_a_rate_the_dvbs2_frame_lacks(repo, tmp_path, fields, message):
+    """All S2/S2X rates are offered for both frame sizes; a rate the frame does not have stops
+    the flowgraph at build time with the code library's message listing the frame's rates."""
+    (tmp_path / "check.grc").write_text(decoder_graph(fields, 16200, 7200))
+    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+
+
+def test_family_names_with_bad_parameters_in_python():
+    with pytest.raises(ValueError, match=r"rate='9/10' is not a code rate of short frames"):
+        gpuldpc.ldpc_decoder(code="dvbs2-short-9/10")
+    with pytest.raises(ValueError, match=r"k=2048 is not an information block size"):
+        gpuldpc.ldpc_encoder(code="ccsds-ar4ja-2048-1/2")
+
+
 def test_unknown_code_name_in_python():
     with pytest.raises(ValueError, match=r"no code named 'wifi-1944-1/3'; did you mean .*"
                                          r"or give an existing \.alist file"):
@@ -172,3 +220,35 @@ def test_bad_parameters_in_python():
         gpuldpc.ldpc_decoder("wifi-648-1/2", on_failure="skip")
     with pytest.raises(ValueError, match=r"batch must be an integer >= 0"):
         gpuldpc.ldpc_decoder("wifi-648-1/2", batch=-2)
+
+
+PLATFORM_SCRIPT = """import json, logging
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append(f"{record.levelname}: {record.getMessage()}")
+logging.getLogger().addHandler(Keep(logging.WARNING))
+from gnuradio import gr
+from gnuradio.grc.core.platform import Platform
+platform = Platform(name="check", prefs=gr.prefs(), version=gr.version(),
+                    version_parts=(gr.major_version(), gr.api_version(), gr.minor_version()))
+platform.build_library()
+families = {key: [p["options"] for p in block.parameters_data if p["id"] == "family"]
+            for key, block in platform.blocks.items() if key.startswith("gpuldpc_")}
+print(json.dumps({"problems": records, "families": families}))"""
+
+
+@needs_grcc
+def test_grc_platform_loads_the_code_family_choices(repo, tmp_path):
+    """GRC's platform loads this checkout's YAML cleanly, and the encoder and decoders offer
+    the DVB-S2 and CCSDS families beside "Name or file" and 5G NR."""
+    import json
+    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"), HOME=str(tmp_path),
+               GR_CONF_GRC_GLOBAL_BLOCKS_PATH=os.path.join(gr.prefix(), "share", "gnuradio", "grc", "blocks"))
+    result = subprocess.run([sys.executable, "-c", PLATFORM_SCRIPT], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    library = json.loads(result.stdout)
+    assert [p for p in library["problems"] if "gpuldpc" in p] == []
+    for key in ("gpuldpc_ldpc_encoder", "gpuldpc_ldpc_decoder", "gpuldpc_ldpc_decoder_pdu"):
+        assert library["families"][key] == [["named", "nr", "dvbs2", "ccsds"]], key
