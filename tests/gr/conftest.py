@@ -17,3 +17,25 @@ def repo():
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261121)
+
+
+GRC_PLATFORM = """import json, logging
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append(f"{record.levelname}: {record.getMessage()}")
+logging.getLogger().addHandler(Keep(logging.WARNING))
+from gnuradio import gr
+from gnuradio.grc.core.platform import Platform
+platform = Platform(name="check", prefs=gr.prefs(), version=gr.version(),
+                    version_parts=(gr.major_version(), gr.api_version(), gr.minor_version()))
+platform.build_library()
+"""
+
+
+@pytest.fixture(scope="session")
+def grc_platform():
+    """The start of a script that builds GRC's own block library as grcc and
+    gnuradio-companion do, keeping its warnings and errors in ``records``; a test appends
+    what it prints."""
+    return GRC_PLATFORM

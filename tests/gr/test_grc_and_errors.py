@@ -222,30 +222,19 @@ def test_bad_parameters_in_python():
         gpuldpc.ldpc_decoder("wifi-648-1/2", batch=-2)
 
 
-PLATFORM_SCRIPT = """import json, logging
-records = []
-class Keep(logging.Handler):
-    def emit(self, record):
-        records.append(f"{record.levelname}: {record.getMessage()}")
-logging.getLogger().addHandler(Keep(logging.WARNING))
-from gnuradio import gr
-from gnuradio.grc.core.platform import Platform
-platform = Platform(name="check", prefs=gr.prefs(), version=gr.version(),
-                    version_parts=(gr.major_version(), gr.api_version(), gr.minor_version()))
-platform.build_library()
-families = {key: [p["options"] for p in block.parameters_data if p["id"] == "family"]
+PLATFORM_REPORT = """families = {key: [p["options"] for p in block.parameters_data if p["id"] == "family"]
             for key, block in platform.blocks.items() if key.startswith("gpuldpc_")}
 print(json.dumps({"problems": records, "families": families}))"""
 
 
 @needs_grcc
-def test_grc_platform_loads_the_code_family_choices(repo, tmp_path):
+def test_grc_platform_loads_the_code_family_choices(repo, grc_platform, tmp_path):
     """GRC's platform loads this checkout's YAML cleanly, and the encoder and decoders offer
     the DVB-S2 and CCSDS families beside "Name or file" and 5G NR."""
     import json
     env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"), HOME=str(tmp_path),
                GR_CONF_GRC_GLOBAL_BLOCKS_PATH=os.path.join(gr.prefix(), "share", "gnuradio", "grc", "blocks"))
-    result = subprocess.run([sys.executable, "-c", PLATFORM_SCRIPT], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-c", grc_platform + PLATFORM_REPORT], capture_output=True, text=True,
                             env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     library = json.loads(result.stdout)

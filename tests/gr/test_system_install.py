@@ -102,25 +102,13 @@ def test_the_system_install_is_this_checkout(installed, path):
         assert copy.read() == source.read(), f"the installed {relative} is not this checkout's: {RERUN}"
 
 
-def test_grc_platform_holds_every_block(installed, gr_user, tmp_path):
+def test_grc_platform_holds_every_block(installed, gr_user, grc_platform, tmp_path):
     """GRC's own platform, as grcc and gnuradio-companion build it: no errors, every block under [GPU LDPC].
 
     (gnuradio-companion's own Platform needs a display; its GTK 3 and PangoCairo
     are checked by importing its main module.)
     """
-    script = """import json, logging
-import gnuradio.grc.main
-records = []
-class Keep(logging.Handler):
-    def emit(self, record):
-        records.append(f"{record.levelname}: {record.getMessage()}")
-logging.getLogger().addHandler(Keep(logging.WARNING))
-from gnuradio import gr
-from gnuradio.grc.core.platform import Platform
-platform = Platform(name="check", prefs=gr.prefs(), version=gr.version(),
-                    version_parts=(gr.major_version(), gr.api_version(), gr.minor_version()))
-platform.build_library()
-print(json.dumps({"problems": records, "paths": platform.config.block_paths, "count": len(platform.blocks),
+    script = "import gnuradio.grc.main\n" + grc_platform + """print(json.dumps({"problems": records, "paths": platform.config.block_paths, "count": len(platform.blocks),
                   "blocks": {key: [block.category, block.loaded_from] for key, block in platform.blocks.items()
                              if key.startswith("gpuldpc_")}}))"""
     result = gr_user(["/usr/bin/python3", "-c", script], tmp_path)
