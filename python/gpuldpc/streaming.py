@@ -83,9 +83,6 @@ def _check_choice(name, value, choices):
 
 
 _BASE_SUFFIX = re.compile(r"^(?P<path>.+):(?P<key>[zq])=(?P<value>\d+)$")
-_FAMILY_NAME = re.compile(r"^(?:dvbs2-(?P<frame>[^-]+)-(?P<rate>.+)|ccsds-ar4ja-(?P<k>\d+)-(?P<ar4ja_rate>.+))$")
-"""A DVB-S2 or CCSDS AR4JA registry name whose parameters may be wrong: the family's
-constructor then raises the error naming the parameter and its valid values."""
 _NR_BLOCK = re.compile(r"^nr(-bg(?P<bg>\d+))?(-z(?P<z>\d+))?-k(?P<k>\d+)-e(?P<e>\d+)(-rv(?P<rv>\d+))?"
                        r"(-nref(?P<n_ref>\d+))?(-qm(?P<qm>\d+))?$")
 
@@ -155,9 +152,8 @@ def load_code(spec: str) -> Code:
 
     * a name from ``gpuldpc.codes.names()`` (``"wifi-1944-1/2"``, ``"gf32-744-653"``,
       the 5G NR mother codes ``"nr-bg1-z384"``, DVB-S2 ``"dvbs2-<normal|short>-<rate>"``,
-      CCSDS ``"ccsds-ar4ja-<k>-<rate>"`` and ``"ccsds-c2"``; a DVB-S2 or AR4JA name with a
-      frame, k or rate the family does not have raises :func:`gpuldpc.codes.dvbs2`'s or
-      :func:`gpuldpc.codes.ar4ja`'s error, naming the valid values;
+      CCSDS ``"ccsds-ar4ja-<k>-<rate>"`` and ``"ccsds-c2"`` (a DVB-S2 or AR4JA name with a
+      frame, k or rate the family does not have: the registry's error names the valid values);
     * a 5G NR code block with rate matching, ``"nr-k<k>-e<E>[-rv<rv>]"`` (optionally
       ``-bg<1|2>``, ``-nref<N>``, ``-qm<Qm>``; :func:`gpuldpc.codes.nr`), e.g.
       ``"nr-k8448-e12672-rv2"``: E LLRs in, k bits out; several of them joined by ``+``
@@ -180,11 +176,6 @@ def load_code(spec: str) -> Code:
         return codes.get(spec)
     except codes.UnknownCodeError as exc:
         unknown = exc
-    family = _FAMILY_NAME.match(spec)
-    if family and family.group("frame"):
-        return codes.dvbs2(family.group("frame"), family.group("rate"))
-    if family:
-        return codes.ar4ja(int(family.group("k")), family.group("ar4ja_rate"))
     blocks = [_NR_BLOCK.match(part) for part in spec.split("+")]
     if all(blocks):
         parts = [_nr_block(block) for block in blocks]

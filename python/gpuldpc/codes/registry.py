@@ -9,8 +9,10 @@ rate-matched code block is ``gpuldpc.codes.nr(k, e, rv)``); GF(q) names ``gf<q>-
 from __future__ import annotations
 
 import difflib
+import re
 
 from .ccsds import REGISTRY as CCSDS
+from .ccsds import ar4ja
 from .code import Code
 from .dvb_s2 import K_LDPC as DVBS2_K_LDPC
 from .dvb_s2 import dvbs2
@@ -27,6 +29,23 @@ _BINARY = {
     **CCSDS,
 }
 _NB_CACHE: dict[str, Code] = {}
+_FAMILY = re.compile(r"^(?:dvbs2-(?P<frame>[^-]+)-(?P<rate>.+)|ccsds-ar4ja-(?P<k>\d+)-(?P<ar4ja_rate>.+))$")
+
+
+def _family_error(name: str) -> str:
+    """For a DVB-S2 or AR4JA name whose frame, k or rate the family does not have:
+    " (<the family constructor's error, naming the valid values>)"; else ""."""
+    family = _FAMILY.match(name)
+    if family is None:
+        return ""
+    try:
+        if family["frame"]:
+            dvbs2(family["frame"], family["rate"])
+        else:
+            ar4ja(int(family["k"]), family["ar4ja_rate"])
+    except ValueError as exc:
+        return f" ({exc})"
+    return ""
 
 
 class UnknownCodeError(KeyError):
@@ -47,7 +66,8 @@ def get(name: str) -> Code:
     Raises
     ------
     UnknownCodeError (a KeyError)
-        When no code has that name; the message suggests close names.
+        When no code has that name; the message suggests close names (and, for a DVB-S2
+        or AR4JA name, gives the family's error naming the valid frames, k and rates).
     """
     if not isinstance(name, str):
         raise TypeError("code name must be a string like 'wifi-1944-1/2', "
@@ -63,5 +83,5 @@ def get(name: str) -> Code:
     close = [by_lower[c] for c in
              difflib.get_close_matches(name.lower(), by_lower, n=5, cutoff=0.6)]
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-    raise UnknownCodeError(f"no code named {name!r}{hint} (gl.codes.names() lists "
+    raise UnknownCodeError(f"no code named {name!r}{_family_error(name)}{hint} (gl.codes.names() lists "
                            f"{len(_BINARY) + len(FACTORIES)} codes)")
