@@ -44,7 +44,8 @@ import numpy as np
 
 import gpuldpc as gl
 from gpuldpc import cuda, row_copy
-from timing import median_time, source_commit  # noqa: E402  (bench/timing.py)
+from timing import latency as timed_latency  # noqa: E402  (bench/timing.py)
+from timing import median_time, source_commit  # noqa: E402
 
 EBN0_DB = 2.0
 
@@ -199,17 +200,8 @@ def device_rows(reps):
 
 
 def latency(dec, llr, reps, out=None):
-    """(median, p99) seconds of ``dec.decode(llr)`` over ``reps`` calls, after one second of
-    calls (the GPU's clocks up, as in a live receiver)."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < 1.0:
-        dec.decode(llr, out=out)
-    times = np.empty(reps)
-    for i in range(reps):
-        t0 = time.perf_counter()
-        dec.decode(llr, out=out)
-        times[i] = time.perf_counter() - t0
-    return float(np.median(times)), float(np.percentile(times, 99))
+    """(median, p99) seconds of ``dec.decode(llr, out=out)`` (:func:`timing.latency`)."""
+    return timed_latency(lambda: dec.decode(llr, out=out), reps)
 
 
 def latency_rows(reps):

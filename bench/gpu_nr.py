@@ -39,14 +39,13 @@ import os
 import platform
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 import gpuldpc as gl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import median_time, source_commit  # noqa: E402  (bench/timing.py)
+from timing import latency, median_time, source_commit  # noqa: E402  (bench/timing.py)
 
 BLOCKS = [(8448, 9504, 1), (8448, 25344, 1), (3840, 4320, 2), (3840, 11520, 2)]     # (k, E, base graph)
 ITERATIONS, EBN0_DB = 5, {9504: 4.5, 25344: 3.0, 4320: 6.0, 11520: 3.0}
@@ -157,17 +156,10 @@ def latency_rows(code, calls=300):
         except gl.BackendUnavailable as exc:
             notes.append(f"latency, precision={precision!r}: {exc}")
             continue
-        start = time.perf_counter()
-        while time.perf_counter() - start < 0.5:
-            dec.decode(src)
-        times = np.empty(calls)
-        for i in range(calls):
-            t0 = time.perf_counter()
-            dec.decode(src)
-            times[i] = time.perf_counter() - t0
-        rows.append(row(code, 1, float(np.median(times)), "gl.Decoder", "numpy" if dtype == "float32" else "numpy int8",
+        med, p99 = latency(lambda: dec.decode(src), calls, warm_seconds=0.5)
+        rows.append(row(code, 1, med, "gl.Decoder", "numpy" if dtype == "float32" else "numpy int8",
                         fer_of(dec.decode(src).info, info), backend="cuda", schedule="layered", precision=precision,
-                        llr_dtype=dtype, preset="latency", latency_p99_us=float(np.percentile(times, 99)) * 1e6))
+                        llr_dtype=dtype, preset="latency", latency_p99_us=p99 * 1e6))
         dec.close()
     return rows, notes
 

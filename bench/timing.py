@@ -21,6 +21,20 @@ def median_time(fn, reps, warmup=2):
     return float(np.median(times))
 
 
+def latency(decode, reps, warm_seconds=1.0):
+    """(median, p99) seconds of ``decode()`` over ``reps`` calls, after ``warm_seconds`` of
+    calls (the GPU's clocks up, as in a live receiver)."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < warm_seconds:
+        decode()
+    times = np.empty(reps)
+    for i in range(reps):
+        t0 = time.perf_counter()
+        decode()
+        times[i] = time.perf_counter() - t0
+    return float(np.median(times)), float(np.percentile(times, 99))
+
+
 def source_commit() -> str | None:
     """The commit the benchmarked code comes from: ``$GPULDPC_COMMIT`` when set (a copy of the
     working tree on another machine may carry a stale ``.git``), else ``git rev-parse HEAD``."""
