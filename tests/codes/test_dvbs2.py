@@ -189,3 +189,23 @@ def test_waterfall_normal_1_2_against_en_302_307_table_13(backend):
         cw, llr = _noisy(code, frames, ebn0, seed=11)
         fer = (dec.decode(llr).bits != cw).any(axis=1).mean()
         assert lo <= fer <= hi, (ebn0, fer)
+
+
+@pytest.mark.parametrize("frame, rate, layers", [("normal", "1/2", 102), ("normal", "3/5", 132),
+                                                 ("short", "1/2", 39), ("normal", "9/20", 99)])
+def test_rows_come_in_classes_of_disjoint_checks(frame, rate, layers):
+    """H stores each block row's checks in classes with disjoint supports, so the layered
+    schedule (runs of consecutive disjoint rows) takes about a class at a time; check_rows
+    maps the standard's check i (accumulator p_i, with p_{i-1} for i > 0) to its row."""
+    from gpuldpc.decoders.reference_graph import TannerGraph
+
+    code = gl.codes.dvbs2(frame, rate)
+    assert len(TannerGraph(code).layers) == layers
+    rows = dvb_s2.check_rows(code)
+    m = code.n - code.k
+    assert np.array_equal(np.sort(rows), np.arange(m))
+    H = code.H.tocsr()
+    i = np.arange(m)
+    assert np.all(np.asarray(H[rows, code.k + i]).ravel() == 1)
+    assert np.all(np.asarray(H[rows[1:], code.k + i[:-1]]).ravel() == 1)
+    assert H[rows[0]].nnz == H[rows[0], :code.k].nnz + 1       # p_0 alone: no p_{-1}

@@ -16,9 +16,15 @@ real one.
 
 Bit order.  ``code.H``'s columns are in the frame's order (information, then p_0 ..
 p_{n-k-1}), as gr-dtv's ``dvb_ldpc_bb`` sends them; ``encode`` and the decoders work in
-that order.  H's *rows* are stored in the quasi-cyclic order of :func:`qc_form` (check
-``i`` of the standard is row ``360 (i mod q) + i // q``): a row order does not change the
-code, and it lets a layered schedule take 360 checks at a time where they are disjoint.
+that order.  H's *rows* are stored block row by block row of :func:`qc_form` (the standard's
+check ``i`` is in block row ``i mod q``, at position ``i // q`` of its 360), and within a
+block row in *classes*: greedily, each check (in QC order) joins the first class whose
+checks share no variable with it (:func:`layer_order`; :func:`check_rows` maps the
+standard's checks to rows).  A row order does not change the code; this one lets a layered
+schedule, whose layers are runs of consecutive rows with disjoint supports (the reference
+decoder's and the GPU's), take about a class at a time: 102 layers for normal 1/2 (90 block
+rows; QC order gave 159), 132 for normal 3/5 (278), one per block row for every
+S2X code (their blocks are single circulants).
 
 Quasi-cyclic form (:func:`qc_form`): permuting the parity columns the same way
 (``p_i`` -> column ``k + 360 (i mod q) + i // q``) gives z = 360 circulants everywhere,
@@ -136,6 +142,36 @@ def check_order(m: int) -> np.ndarray:
     return Z * (i % q) + i // q
 
 
+def layer_order(H_qc: sp.csr_matrix) -> np.ndarray:
+    """The rows of ``H_qc`` (checks in QC order) as ``code.H`` stores them: block row by block
+    row, each split greedily into classes of checks with disjoint supports (a check joins the
+    first class it shares no variable with), classes in order of creation, checks in QC order
+    within a class.  ``H = H_qc[layer_order(H_qc)]``."""
+    n = H_qc.shape[1]
+    order = []
+    for start in range(0, H_qc.shape[0], Z):
+        used, members = [], []
+        for r in range(start, start + Z):
+            cols = H_qc.indices[H_qc.indptr[r]:H_qc.indptr[r + 1]]
+            for u, rows in zip(used, members):
+                if not u[cols].any():
+                    u[cols] = True
+                    rows.append(r)
+                    break
+            else:
+                u = np.zeros(n, dtype=bool)
+                u[cols] = True
+                used.append(u)
+                members.append([r])
+        order.extend(r for rows in members for r in rows)
+    return np.array(order, dtype=np.int64)
+
+
+def check_rows(code) -> np.ndarray:
+    """``rows[i]``: the row of ``code.H`` holding the standard's check (accumulator) ``i``."""
+    return code.row_of_qc[check_order(code.n - code.k)]
+
+
 class DvbS2Encoder:
     """Systematic accumulator encoder (5.3.2): ``[batch, k] -> [batch, n]`` uint8.
 
@@ -168,6 +204,7 @@ class DvbS2Code(Code):
 
     frame: str = "normal"
     rate_label: str = "1/2"
+    row_of_qc: np.ndarray = None  # row of H holding QC row r (:func:`layer_order`'s inverse)
 
     @functools.cached_property
     def encoder(self):
@@ -183,10 +220,15 @@ def _dvbs2(frame: str, rate: str) -> DvbS2Code:
     rows = np.concatenate([checks, acc, acc[1:]])
     cols = np.concatenate([bits, k + acc, k + acc[1:] - 1])
     order = check_order(m)
-    H = sp.csr_matrix((np.ones(rows.size, np.uint8), (order[rows], cols)), shape=(m, n))
-    if H.nnz != rows.size or H.data.max() != 1:
+    H_qc = sp.csr_matrix((np.ones(rows.size, np.uint8), (order[rows], cols)), shape=(m, n))
+    if H_qc.nnz != rows.size or H_qc.data.max() != 1:
         raise RuntimeError(f"dvbs2-{frame}-{rate}: repeated entries in the address table")
-    return DvbS2Code(f"dvbs2-{frame}-{rate}", H, k, standard="dvbs2", frame=frame, rate_label=rate)
+    layered = layer_order(H_qc)
+    row_of_qc = np.empty(m, dtype=np.int64)
+    row_of_qc[layered] = np.arange(m)
+    row_of_qc.setflags(write=False)
+    return DvbS2Code(f"dvbs2-{frame}-{rate}", H_qc[layered], k, standard="dvbs2", frame=frame, rate_label=rate,
+                     row_of_qc=row_of_qc)
 
 
 def dvbs2(frame: str, rate: str) -> DvbS2Code:
@@ -247,7 +289,6 @@ def _qc_form(frame: str, rate: str) -> QcForm:
     n, k = FRAME_LENGTHS[frame], K_LDPC[frame][rate]
     m = n - k
     q = m // Z
-    # code.H stores its checks in QC order already: the row permutation is the identity.
     # Parity bit p_c goes to new column k + check_order(m)[c], as its check does.
     cols = np.concatenate([np.arange(k), k + np.argsort(check_order(m))])
     entries = []
@@ -260,15 +301,16 @@ def _qc_form(frame: str, rate: str) -> QcForm:
         if a >= 1:
             entries.append((a, kb + a - 1, 0))
     entries.append((0, kb + mb - 1, Z - 1))    # check 0 + q b holds p_{q b - 1}: new col 360 (q-1) + b-1
-    return QcForm(np.arange(m), cols, np.array(entries, dtype=np.int64), (0, n - 1), (mb, kb + mb))
+    return QcForm(_dvbs2(frame, rate).row_of_qc, cols, np.array(entries, dtype=np.int64), (0, n - 1),
+                  (mb, kb + mb))
 
 
 def qc_form(code_or_frame, rate: str | None = None) -> QcForm:
     """The quasi-cyclic form of a DVB-S2 code: ``qc_form(code)`` or ``qc_form(frame, rate)``.
 
-    ``code.H[f.rows][:, f.cols]`` equals ``f.expand()`` with entry ``f.missing`` removed.
-    ``f.rows`` is the identity because ``code.H`` already stores its checks in QC order;
-    the standard's check i is row ``check_order(n - k)[i]``.
+    ``code.H[f.rows][:, f.cols]`` equals ``f.expand()`` with entry ``f.missing`` removed
+    (``f.rows``: ``code.row_of_qc``, see :func:`layer_order`); the standard's check i is QC row
+    ``check_order(n - k)[i]``, row ``check_rows(code)[i]`` of ``code.H``.
     """
     if isinstance(code_or_frame, DvbS2Code):
         return _qc_form(code_or_frame.frame, code_or_frame.rate_label)

@@ -22,6 +22,8 @@ from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, qc_layout
 from .recovery import RecoveryPlan, RecoveryTables
 from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
+from .sparse_layout import MODULE as SPARSE_MODULE
+from .sparse_layout import POSTERIORS, SparseLayout, SparsePlan, needs_sparse, sparse_layout
 from .resident import MAX_FRAMES, ResidentKernel, resident_name
 from .resident import MODULE as RESIDENT_MODULE
 from .tuning import PRESETS, launch_shape
@@ -227,6 +229,11 @@ class CudaDecoder(GpuDecoder):
         :data:`.resident.MAX_FRAMES` frames to it through mapped memory instead of
         launching it (:mod:`gpuldpc.cuda.resident`: about 5 us less a call; the kernel
         leaves by itself 1 ms after the last call).  Ignored otherwise (and with ``shaping``).
+    posteriors : {"auto", "shared", "device"}
+        Codes the QC kernels do not hold (DVB-S2, CCSDS C2, AR4JA k = 16384, alist codes)
+        go to the sparse kernel (:mod:`.sparse_layout`, min-sum only); its posteriors live in
+        shared memory where a frame's fit ("auto"), or in device memory.  Ignored by the QC
+        kernels.
     shaping : gpuldpc.codes.shaping.Shaping, optional
         The transmission of ``code`` (a shaped code's ``decoded_shaping``, with ``code`` its
         ``decoded``): ``decode`` then takes the ``shaping.n`` received LLRs [batch, E] of
@@ -238,7 +245,7 @@ class CudaDecoder(GpuDecoder):
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
-                 packed=False, resident=True, shaping=None):
+                 packed=False, resident=True, shaping=None, posteriors="auto"):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -260,7 +267,6 @@ class CudaDecoder(GpuDecoder):
                              f"{code.name!r}), got {shaping!r}")
         self.shaping = shaping
         self.n_in = code.n if shaping is None else shaping.n
-        self.layout = qc_layout(code)
         if precision == "float16":
             check_half_range(code)
         self.algorithm, self.schedule, self.preset, self.precision = algorithm, schedule, preset, precision
@@ -269,13 +275,39 @@ class CudaDecoder(GpuDecoder):
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
         self.packed, self.resident = bool(packed), bool(resident)
-        self.kernel = kernel_name(self.layout, algorithm, schedule, llr_dtype, preset, precision)
+        if posteriors not in POSTERIORS:
+            raise ValueError(f"posteriors={posteriors!r} is not one of {POSTERIORS}")
+        self.posteriors = posteriors
+        self.layout, self.kernel = self._kernel(code, algorithm, schedule, llr_dtype, preset, precision)
         self._frames_per_block = frames_per_block
         self._tables = None
         self._start(devices, streams, chunk_frames, "llr")
+        if self.sparse:
+            self.kernel = self.engines[0].plan.name
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the code goes to the sparse kernel (:mod:`.sparse_layout`)."""
+        return isinstance(self.layout, SparseLayout)
+
+    @staticmethod
+    def _kernel(code, algorithm, schedule, llr_dtype, preset, precision):
+        """(layout, entry point): the QC kernels' where they describe the code, else the sparse
+        kernel's tables (its entry point is chosen per device, :class:`.sparse_layout.SparsePlan`)."""
+        try:
+            layout = qc_layout(code)
+            if not needs_sparse(layout):
+                return layout, kernel_name(layout, algorithm, schedule, llr_dtype, preset, precision)
+        except NotQuasiCyclic:
+            pass
+        if algorithm == "spa":
+            raise NotQuasiCyclic(f"code {code.name!r} goes to the sparse kernel (no QC form the QC kernels "
+                                 "hold), which runs min-sum ('nms', 'oms'); for 'spa' use backend='cpu'")
+        return sparse_layout(code), "sparse_decode"
 
     def _plan(self, ctx):
-        plan = _QcPlan(ctx, self, self._frames_per_block)
+        plan = (SparsePlan(ctx, self, LLR_DTYPES[self.llr_dtype][0], self.posteriors) if self.sparse
+                else _QcPlan(ctx, self, self._frames_per_block))
         if self.shaping is None:
             return plan
         if self._tables is None:
@@ -322,6 +354,8 @@ class CudaDecoder(GpuDecoder):
         if bits.ndim != 2 or bits.shape[1] != self.code.n:
             raise ValueError(f"code {self.code.name!r}: bits must have shape [batch, {self.code.n}], "
                              f"got {bits.shape}")
+        if self.sparse:
+            return np.asarray((self.code.H @ bits.T.astype(np.int32)) % 2).sum(axis=0).astype(np.int32)
         layout, eng = self.layout, self.engines[0]
         weight = np.zeros(bits.shape[0], np.int32)
         threads = 256
@@ -341,7 +375,8 @@ class CudaDecoder(GpuDecoder):
     def describe(self) -> dict:
         """Kernel, launch shape and streams per device (for logs and benchmarks)."""
         return {"kernel": self.kernel, "precision": self.precision, "devices": [
-            {"id": e.ctx.id, "name": e.ctx.name, "module": e.ctx.module_origin(KERNEL_MODULE),
+            {"id": e.ctx.id, "name": e.ctx.name,
+             "module": e.ctx.module_origin(SPARSE_MODULE if self.sparse else KERNEL_MODULE),
              "registers": e.plan.attributes.registers, "frames_per_block": e.plan.shape.frames_per_block,
              "blocks_per_frame": e.plan.shape.blocks_per_frame,
              "threads": e.plan.shape.threads, "shared_bytes": e.plan.shape.shared_bytes,

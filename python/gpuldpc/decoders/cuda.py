@@ -9,7 +9,9 @@ Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 hard decisions packed; they are unpacked on the host for the DecodeResult),
 ``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
 copied to the GPU as it is), ``llr_scale`` (every LLR is multiplied by it in the kernels'
-load; ``positive_llr_bit=1`` negates it), ``resident``.  Messages are computed in float32
+load; ``positive_llr_bit=1`` negates it), ``resident``, ``posteriors`` (the sparse kernel's, for
+codes the QC kernels do not hold: DVB-S2, CCSDS C2, AR4JA k = 16384, alist codes;
+:mod:`gpuldpc.cuda.sparse_layout`).  Messages are computed in float32
 (``precision="float32"``) or, for binary min-sum, in IEEE binary16 with two frames
 a thread (``precision="float16"``: the reference decoder's float16 bits, see
 :class:`gpuldpc.cuda.CudaDecoder`).  GF(q) codes: ``devices``, ``streams``,
@@ -35,7 +37,7 @@ from ..errors import BackendUnavailable
 from ..result import make_result
 
 _BINARY_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype",
-                   "llr_scale", "resident")
+                   "llr_scale", "resident", "posteriors")
 _NB_OPTIONS = ("devices", "streams", "chunk_frames", "units", "preset")
 
 

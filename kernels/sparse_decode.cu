@@ -1,0 +1,255 @@
+// Sparse binary LDPC decoder: any parity-check matrix, given by its rows (CSR), for the codes the
+// QC kernels (qc_decode.cuh) cannot describe: blocks that are sums of circulants (DVB-S2's
+// information part, CCSDS C2), a circulant with an entry missing (DVB-S2's accumulator wrap),
+// circulants larger than a block of threads (AR4JA k = 16384: z = 2048, 1024), or no QC structure
+// at all (alist codes).  Tables built by gpuldpc.cuda.sparse_layout.
+//
+// One frame a block of threads.  Min-sum as the QC kernels (paper 004 eq. (1), Algorithm 1, the
+// two-min check-node update): a check row keeps its messages compressed, f(min1), f(min2), the
+// index of min1 and the sign bits of its messages R, in a 16-byte record in device memory
+// (rec[row] of the frame's scratch; a layer's rows are consecutive, so a warp's records are one
+// coalesced access):  R_e = sign_e * (e == idx ? f(min2) : f(min1)),  f(m) = alpha * m (nms) or
+// max(m - beta, 0) (oms).  Record words: f(min1), f(min2) as float32 bits, sign bits 0-31, then
+// sign bits 32-57 | idx << 26 (rows of up to 58 edges: gpuldpc.cuda.sparse_layout.MAX_ROW).
+//
+// Schedules, the reference decoder's (gpuldpc.decoders.reference_graph):
+//   layered (eqs. (2), (3)): layers are runs of consecutive rows with pairwise disjoint supports
+//     (TannerGraph.layers), rows[layer_start[l] .. layer_start[l+1]) in layer l, one barrier a
+//     layer; per row  Q = L - R_old,  R_new from Q,  L = Q + R_new.  A row goes over its edges
+//     twice (two-min, then the writes); the second pass recomputes Q from L, which no other row
+//     of the layer writes, so no row needs its Q kept (rows of any degree, no local memory).
+//   flooding: every row from the totals (Q = T - R_old), a barrier, then per column
+//     T = Lch + R_1 + R_2 + ... over its edges in increasing row order (col_ptr, col_edges:
+//     (row, position of the edge in its row)), left to right as the reference sums.
+// Message arithmetic (template T of the posteriors): float32, or IEEE binary16, where every
+// difference, sum and magnitude is rounded once to half (channel LLRs clamped to +-kHalfLlrMax,
+// magnitudes to kHalfRMax), the reference's precision="float16"; registers hold the values as
+// float32 (a half is exact in float32, so comparisons and sign flips are the same).  Either way
+// the decisions, iteration counts and flags are the reference decoder's, bit for bit.
+//
+// Posteriors (and, flooding, the channel LLRs) in shared memory (POST_SHARED: n values of T, 2n
+// flooding) or, where they do not fit (DVB-S2 normal frames in float32), in the frame's scratch
+// after its records: frame_bytes of device memory a frame in either case.
+//
+// Non-finite LLRs: the rule of llr_load.cuh at the load, the frame flagged (valid bit 1).  Early
+// stop: after each iteration every row's parity (a frame stops after the first iteration whose
+// decisions satisfy every check); without it the syndrome is taken after the last iteration.
+// Outputs as qc_decode.cuh: decisions (bit 1 iff posterior < 0; unpacked, or packed in np.packbits
+// order), iterations run, flags (bit 0 syndrome satisfied, bit 1 non-finite LLRs).
+#include "qc_decode.cuh"
+
+namespace {
+
+constexpr int kRecIdxShift = 26;     // record word 3: sign bits 32..57 | idx << 26
+constexpr unsigned kRecHighMask = (1u << kRecIdxShift) - 1;
+constexpr float kHalfRMaxValue = 2048.0f;  // the halves of kHalfRMax2: gpuldpc.float16.HALF_R_MAX
+
+// Posterior storage and the arithmetic of each precision, on float32 registers.
+template <typename T> struct Arith;
+template <> struct Arith<float> {
+    static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+    static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+    static __device__ __forceinline__ float channel(float x) { return x; }
+    static __device__ __forceinline__ float magnitude(float m, int rule, float alpha, float beta)
+    {
+        return rule == kOms ? fmaxf(__fsub_rn(m, beta), 0.0f) : __fmul_rn(alpha, m);
+    }
+    static __device__ __forceinline__ float get(const float* p) { return *p; }
+    static __device__ __forceinline__ void put(float* p, float v) { *p = v; }
+};
+template <> struct Arith<__half> {
+    static __device__ __forceinline__ __half h(float x) { return __float2half_rn(x); }
+    static __device__ __forceinline__ float sub(float a, float b) { return __half2float(__hsub(h(a), h(b))); }
+    static __device__ __forceinline__ float add(float a, float b) { return __half2float(__hadd(h(a), h(b))); }
+    // clamped, rounded to nearest half, "+ 0" (a value that rounds to -0 becomes +0), as half_llr_pair
+    static __device__ __forceinline__ float channel(float x)
+    {
+        return __half2float(__hadd(h(fminf(fmaxf(x, -kHalfLlrMax), kHalfLlrMax)), h(0.0f)));
+    }
+    // min(f(m), kHalfRMax), f rounded once in half with alpha, beta rounded to half
+    static __device__ __forceinline__ float magnitude(float m, int rule, float alpha, float beta)
+    {
+        const float f = rule == kOms ? fmaxf(__half2float(__hsub(h(m), h(beta))), 0.0f)
+                                     : __half2float(__hmul(h(alpha), h(m)));
+        return fminf(f, kHalfRMaxValue);
+    }
+    static __device__ __forceinline__ float get(const __half* p) { return __half2float(*p); }
+    static __device__ __forceinline__ void put(__half* p, float v) { *p = h(v); }
+};
+
+// The compressed messages of a row (see the header).
+struct RowRecord {
+    float mag1, mag2;
+    unsigned long long signs;  // bit e: R_e < 0
+    int idx;
+
+    __device__ __forceinline__ static RowRecord load(const uint4* rec)
+    {
+        const uint4 w = *rec;
+        return {__uint_as_float(w.x), __uint_as_float(w.y),
+                w.z | ((unsigned long long)(w.w & kRecHighMask) << 32), (int)(w.w >> kRecIdxShift)};
+    }
+    __device__ __forceinline__ void store(uint4* rec) const
+    {
+        *rec = make_uint4(__float_as_uint(mag1), __float_as_uint(mag2), (unsigned)signs,
+                          (unsigned)(signs >> 32) | ((unsigned)idx << kRecIdxShift));
+    }
+    __device__ __forceinline__ float message(int e) const
+    {
+        const float v = e == idx ? mag2 : mag1;
+        return (signs >> e) & 1ull ? -v : v;
+    }
+};
+
+// The new record of a row from its Q = post[col] - R_old (q(e) gives Q of edge e): the two-min
+// scan in edge order (Algorithm 1: |Q| < min1 moves min1 to min2), magnitudes f(min1), f(min2),
+// and the sign of each R, the product of the other edges' signs (sign(x) = -1 iff x < 0).
+template <typename T, class Q>
+__device__ __forceinline__ RowRecord check_update(int dc, Q q, int rule, float alpha, float beta)
+{
+    float m1 = __int_as_float(0x7f800000), m2 = m1;
+    int idx = 0;
+    unsigned long long neg = 0ull;
+    for (int e = 0; e < dc; ++e) {
+        const float v = q(e);
+        const float a = fabsf(v);
+        if (a < m1) {
+            m2 = m1;
+            m1 = a;
+            idx = e;
+        } else {
+            m2 = fminf(m2, a);
+        }
+        neg |= (unsigned long long)(v < 0.0f) << e;
+    }
+    const unsigned long long all = dc == 64 ? ~0ull : (1ull << dc) - 1ull;
+    const unsigned long long signs = neg ^ ((__popcll(neg) & 1) ? all : 0ull);
+    return {Arith<T>::magnitude(m1, rule, alpha, beta), Arith<T>::magnitude(m2, rule, alpha, beta), signs, idx};
+}
+
+template <typename T, bool FLOOD, typename In, bool POST_SHARED>
+__device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
+                              int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
+                              const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                              const int* __restrict__ layer_start, const int* __restrict__ col_ptr,
+                              const int2* __restrict__ col_edges, char* __restrict__ scratch, int frame_bytes,
+                              int n, int m, int layers, int frames, int max_iter, int early_stop, int rule,
+                              float alpha, float beta)
+{
+    using A = Arith<T>;
+    extern __shared__ float4 smem_vec[];
+    __shared__ int flag;  // kItersBad once a non-finite LLR is seen
+    const long long f = blockIdx.x;
+    if (f >= frames) return;
+    const int tid = threadIdx.x, nt = blockDim.x;
+    char* mine = scratch + f * (long long)frame_bytes;
+    uint4* rec = reinterpret_cast<uint4*>(mine);
+    T* post = POST_SHARED ? reinterpret_cast<T*>(smem_vec) : reinterpret_cast<T*>(mine + 16ll * m);
+    T* lch = post + n;  // flooding only
+
+    if (tid == 0) flag = 0;
+    __syncthreads();
+    const In* src = llr + f * n;
+    for (int i = tid; i < n; i += nt) {
+        const float c = A::channel(llr_value(src[i], scale, &flag));
+        A::put(post + i, c);
+        if (FLOOD) A::put(lch + i, c);
+    }
+    for (int r = tid; r < m; r += nt) rec[r] = make_uint4(0u, 0u, 0u, 0u);
+    __syncthreads();
+
+    int done_at = max_iter;
+    bool satisfied = false;
+    for (int it = 1; it <= max_iter; ++it) {
+        if (!FLOOD) {
+            for (int l = 0; l < layers; ++l) {
+                for (int r = layer_start[l] + tid; r < layer_start[l + 1]; r += nt) {
+                    const int e0 = row_ptr[r], dc = row_ptr[r + 1] - e0;
+                    const int* c = cols + e0;
+                    const RowRecord old = RowRecord::load(rec + r);
+                    const auto q = [&](int e) { return A::sub(A::get(post + c[e]), old.message(e)); };
+                    const RowRecord now = check_update<T>(dc, q, rule, alpha, beta);
+                    for (int e = 0; e < dc; ++e) A::put(post + c[e], A::add(q(e), now.message(e)));
+                    now.store(rec + r);
+                }
+                __syncthreads();
+            }
+        } else {
+            for (int r = tid; r < m; r += nt) {
+                const int e0 = row_ptr[r], dc = row_ptr[r + 1] - e0;
+                const int* c = cols + e0;
+                const RowRecord old = RowRecord::load(rec + r);
+                check_update<T>(dc, [&](int e) { return A::sub(A::get(post + c[e]), old.message(e)); }, rule,
+                                alpha, beta).store(rec + r);
+            }
+            __syncthreads();
+            for (int v = tid; v < n; v += nt) {
+                float t = A::get(lch + v);
+                for (int k = col_ptr[v]; k < col_ptr[v + 1]; ++k) {
+                    const int2 rp = col_edges[k];
+                    t = A::add(t, RowRecord::load(rec + rp.x).message(rp.y));
+                }
+                A::put(post + v, t);
+            }
+            __syncthreads();
+        }
+        if (early_stop || it == max_iter) {
+            bool odd = false;
+            for (int r = tid; r < m && !odd; r += nt) {
+                unsigned p = 0u;
+                for (int k = row_ptr[r]; k < row_ptr[r + 1]; ++k) p ^= A::get(post + cols[k]) < 0.0f;
+                odd = p != 0u;
+            }
+            satisfied = !__syncthreads_or(odd);
+            if (satisfied && early_stop) {
+                done_at = it;
+                break;
+            }
+        }
+    }
+    if (tid == 0) {
+        iters_out[f] = done_at;
+        valid_out[f] = (satisfied ? 1 : 0) | (flag ? llr::kBadLlrFlag : 0);
+    }
+    if (packed) {
+        const int nbytes = (n + 7) >> 3;
+        for (int j = tid; j < nbytes; j += nt) {
+            unsigned v = 0u;
+            for (int k = 0; k < 8; ++k) v |= (8 * j + k < n && A::get(post + 8 * j + k) < 0.0f ? 1u : 0u) << (7 - k);
+            bits[f * nbytes + j] = (unsigned char)v;
+        }
+    } else {
+        for (int i = tid; i < n; i += nt) bits[f * n + i] = A::get(post + i) < 0.0f ? 1 : 0;
+    }
+}
+
+}  // namespace
+
+// Entry points sp_<messages>_<posteriors>_<schedule>_<input>: messages f32 | f16 (binary16),
+// posteriors sh (shared memory: n * sizeof(T) bytes of dynamic shared memory, 2n flooding) | gl
+// (device memory, in the frame's scratch after its records); schedule layered | flooding; input
+// f32 | f16 | i8 (LLR = value * scale).  One frame a block; blocks of up to 512 threads.
+#define SPARSE_ARGS(In)                                                                              \
+    const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
+        const int *row_ptr, const int *cols, const int *layer_start, const int *col_ptr,             \
+        const int2 *col_edges, char *scratch, int frame_bytes, int n, int m, int layers, int frames, \
+        int max_iter, int early_stop, int rule, float alpha, float beta
+#define SPARSE_KERNEL(name, T, FLOOD, In, SHARED)                                                     \
+    extern "C" __global__ void __launch_bounds__(512) name(SPARSE_ARGS(In))                          \
+    {                                                                                                 \
+        sparse_frames<T, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, row_ptr, cols,      \
+                                            layer_start, col_ptr, col_edges, scratch, frame_bytes, n, m, \
+                                            layers, frames, max_iter, early_stop, rule, alpha, beta);  \
+    }
+#define SPARSE_INPUTS(prefix, T, FLOOD, SHARED)                      \
+    SPARSE_KERNEL(prefix##_f32, T, FLOOD, float, SHARED)             \
+    SPARSE_KERNEL(prefix##_f16, T, FLOOD, __half, SHARED)            \
+    SPARSE_KERNEL(prefix##_i8, T, FLOOD, signed char, SHARED)
+#define SPARSE_SCHEDULES(prefix, T, SHARED)                          \
+    SPARSE_INPUTS(prefix##_layered, T, false, SHARED)                \
+    SPARSE_INPUTS(prefix##_flooding, T, true, SHARED)
+
+SPARSE_SCHEDULES(sp_f32_sh, float, true)
+SPARSE_SCHEDULES(sp_f32_gl, float, false)
+SPARSE_SCHEDULES(sp_f16_sh, __half, true)
+SPARSE_SCHEDULES(sp_f16_gl, __half, false)

@@ -1,0 +1,155 @@
+"""The tables of the sparse CUDA kernel (kernels/sparse_decode.cu) and its plan.
+
+For the binary codes the QC kernels cannot describe (:func:`needs_sparse`): blocks that are
+sums of circulants (DVB-S2, CCSDS C2), a circulant with an entry missing (DVB-S2's
+accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z = 2048,
+1024), or no QC structure (alist codes).  The kernel reads ``code.H`` row by row:
+
+* ``row_ptr`` int32 [m + 1], ``cols`` int32 [E]: H in CSR, each row's columns in the order of
+  ``code.H.indices`` (the reference decoder's edge order, which its two-min scan follows);
+* ``layer_start`` int32 [layers + 1]: layer ``l`` is rows ``layer_start[l] ..
+  layer_start[l+1] - 1``, the reference decoder's layers
+  (:class:`gpuldpc.decoders.reference_graph.TannerGraph`: runs of consecutive rows with
+  disjoint supports, or the QC block rows), so the layered schedule is the reference's;
+* ``col_ptr`` int32 [n + 1], ``col_edges`` int32 [E, 2]: per column its edges as (row,
+  position of the edge in the row), rows increasing (the flooding sum's order).
+
+:class:`SparsePlan` is the engine's plan (:mod:`.engine`) for this kernel: one frame a block
+of up to 512 threads (a layer's rows, rounded up to the warp), posteriors in shared memory
+where ``n`` of them (flooding: ``2n``, with the channel LLRs) fit a block's opt-in shared
+memory, else in device memory; each frame's scratch holds its 16-byte row records (and those
+posteriors).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..decoders.reference_graph import TannerGraph
+from .driver import driver
+from .layout import NotQuasiCyclic
+from .tuning import WARP, LaunchShape, blocks_per_sm
+
+MODULE = "sparse_decode"
+MAX_ROW = 58                # kernels/sparse_decode.cu: sign bits 0..57 of a row record
+MAX_THREADS = 512           # the kernel's __launch_bounds__
+QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
+POSTERIORS = ("auto", "shared", "device")
+_ARG_TYPES = "PfPiPPPPPPPPiiiiiiiiiff"
+_RULES = {"nms": 0, "oms": 1}
+
+
+class SparseLayout(NamedTuple):
+    """Kernel-side description of a binary code by its rows (see the module docstring)."""
+
+    n: int
+    m: int
+    row_ptr: np.ndarray
+    cols: np.ndarray
+    layer_start: np.ndarray
+    col_ptr: np.ndarray
+    col_edges: np.ndarray
+    max_layer_rows: int
+
+    @property
+    def layers(self) -> int:
+        return int(self.layer_start.size - 1)
+
+
+def needs_sparse(layout) -> bool:
+    """Whether a QC layout is beyond the QC kernels' blocks: one frame's z threads, rounded up
+    to the warp, above :data:`QC_MAX_THREADS`."""
+    return -(-layout.z // WARP) * WARP > QC_MAX_THREADS
+
+
+def sparse_layout(code) -> SparseLayout:
+    """The :class:`SparseLayout` of a binary ``code``; raises :class:`NotQuasiCyclic` for a row
+    heavier than :data:`MAX_ROW` edges."""
+    if not code.is_binary:
+        raise NotQuasiCyclic(f"code {code.name!r} is a GF({code.q}) code; the binary kernels need q = 2")
+    graph = TannerGraph(code)          # the reference decoder's own tables and layers
+    H = code.H
+    row_ptr = np.asarray(H.indptr, dtype=np.int32)
+    degrees = np.diff(row_ptr)
+    if degrees.max(initial=0) > MAX_ROW:
+        raise NotQuasiCyclic(f"code {code.name!r}: a check row of {int(degrees.max())} edges exceeds the "
+                             f"sparse kernel's limit of {MAX_ROW}")
+    starts = [0]
+    for layer in graph.layers:         # runs of consecutive rows (empty rows belong to none: span them)
+        rows = np.concatenate([b.rows for b in layer])
+        end = int(rows.max()) + 1
+        if rows.min() < starts[-1] or np.count_nonzero(degrees[starts[-1]:end]) != rows.size:
+            raise NotQuasiCyclic(f"code {code.name!r}: a layer of the reference schedule is not a run of "
+                                 "consecutive rows")
+        starts.append(end)
+    starts[-1] = code.m                # trailing empty rows join the last layer
+    layer_start = np.asarray(starts, dtype=np.int32)
+    order = np.lexsort((graph.edge_row, graph.edge_col))          # by column, then row
+    counts = np.bincount(graph.edge_col, minlength=code.n)
+    col_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    rows = graph.edge_row[order]
+    col_edges = np.stack([rows, order - row_ptr[rows]], axis=1).astype(np.int32)
+    return SparseLayout(code.n, code.m, row_ptr, np.asarray(H.indices, dtype=np.int32), layer_start,
+                        col_ptr, np.ascontiguousarray(col_edges), int(np.diff(layer_start).max()))
+
+
+def kernel_name(precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
+    """Entry point of kernels/sparse_decode.cu: ``sp_<f32|f16>_<sh|gl>_<schedule>_<input>``."""
+    return (f"sp_{'f16' if precision == 'float16' else 'f32'}_{'sh' if posteriors == 'shared' else 'gl'}_"
+            f"{schedule}_{llr_code}")
+
+
+class SparsePlan:
+    """The sparse kernel on one device: tables, posterior placement, launch shape."""
+
+    def __init__(self, ctx, dec, llr_code: str, posteriors: str = "auto"):
+        drv = driver()
+        lay, lim = dec.layout, ctx.limits
+        self.dec = dec
+        value = 2 if dec.precision == "float16" else 4
+        post_bytes = lay.n * value * (2 if dec.schedule == "flooding" else 1)
+        fits = post_bytes + 16 <= lim.shared_per_block_optin
+        if posteriors == "shared" and not fits:
+            raise ValueError(f"posteriors='shared': code {dec.code.name!r} needs {post_bytes} B of shared memory "
+                             f"a frame, this device allows {lim.shared_per_block_optin} B; use 'device' or 'auto'")
+        self.posteriors = "shared" if posteriors == "shared" or (posteriors == "auto" and fits) else "device"
+        shared = post_bytes if self.posteriors == "shared" else 0
+        self.name = kernel_name(dec.precision, self.posteriors, dec.schedule, llr_code)
+        self.func = ctx.function(MODULE, self.name)
+        self.attributes = ctx.kernel_attributes(self.func)
+        threads = min(self.attributes.max_threads, lim.max_threads_per_block,
+                      -(-lay.max_layer_rows // WARP) * WARP)
+        if shared > 48 * 1024:
+            self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+        self.func.prepare(_ARG_TYPES)
+        self.shape = LaunchShape(1, threads, shared, blocks_per_sm(lim, self.attributes, threads, shared),
+                                 lim.sm_count)
+        self.frames_per_wave = self.shape.frames_per_wave
+        self.scratch_frame = 16 * lay.m + (0 if shared else -(-post_bytes // 16) * 16)
+        self.tables = [drv.to_device(a) for a in (lay.row_ptr, lay.cols, lay.layer_start, lay.col_ptr,
+                                                  lay.col_edges)]
+        self.bits_width = (lay.n + 7) // 8 if dec.packed else lay.n
+        self.default_streams = 1 if dec.preset == "latency" else 4
+        self.mapped_input = self.mapped_output = False
+
+    def resident(self, slot):
+        return None
+
+    def default_chunk(self, streams, free_bytes) -> int:
+        """One wave (latency) or two (throughput) a stream launch."""
+        return self.frames_per_wave * (1 if self.dec.preset == "latency" else 2)
+
+    def frame_bytes(self, kind) -> int:
+        return self.dec.layout.n * np.dtype(self.dec.llr_np_dtype).itemsize
+
+    def scratch_bytes(self, frames) -> int:
+        return frames * self.scratch_frame
+
+    def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+        d, lay = self.dec, self.dec.layout
+        self.func.prepared_async_call(
+            (count, 1), (self.shape.threads, 1, 1), stream,
+            dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], *self.tables, scratch,
+            self.scratch_frame, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
+            _RULES[d.algorithm], d.alpha, d.beta, shared_size=self.shape.shared_bytes)

@@ -1,0 +1,73 @@
+"""The sparse kernel's tables (gpuldpc.cuda.sparse_layout), checked without a GPU: its layers
+are the reference decoder's, its column table lists every edge in increasing row order, and
+CudaDecoder sends exactly the codes the QC kernels cannot hold to it."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gpuldpc as gl
+from gpuldpc.cuda.decoder import CudaDecoder
+from gpuldpc.cuda.layout import NotQuasiCyclic, QcLayout
+from gpuldpc.cuda.sparse_layout import MAX_ROW, SparseLayout, needs_sparse, sparse_layout
+from gpuldpc.decoders.reference_graph import TannerGraph
+
+
+def _decoded(name):
+    code = gl.codes.get(name)
+    return getattr(code, "decoded", code)
+
+
+@pytest.mark.parametrize("name", ["dvbs2-short-1/2", "dvbs2-short-3/5", "ccsds-c2", "ccsds-ar4ja-1024-2/3",
+                                  "wimax-576-1/2"])
+def test_tables_describe_h_and_the_reference_layers(name):
+    code = _decoded(name)
+    lay = sparse_layout(code)
+    H = code.H.tocsr()
+    assert np.array_equal(lay.row_ptr, H.indptr) and np.array_equal(lay.cols, H.indices)
+    layers = TannerGraph(code).layers
+    assert lay.layers == len(layers) and lay.layer_start[0] == 0 and lay.layer_start[-1] == code.m
+    for l, layer in enumerate(layers):
+        rows = np.sort(np.concatenate([b.rows for b in layer]))
+        span = np.arange(lay.layer_start[l], lay.layer_start[l + 1])
+        assert np.array_equal(rows, span[np.diff(H.indptr)[span] > 0])
+        cols = np.concatenate([H.indices[H.indptr[r]:H.indptr[r + 1]] for r in span])
+        assert np.unique(cols).size == cols.size              # a layer's rows are disjoint
+    # column table: (row, position) of every edge, rows increasing within a column
+    assert lay.col_ptr[-1] == H.nnz
+    for v in range(0, code.n, max(1, code.n // 200)):
+        rows, pos = lay.col_edges[lay.col_ptr[v]:lay.col_ptr[v + 1]].T
+        assert np.all(np.diff(rows) > 0)
+        assert np.array_equal(H.indices[H.indptr[rows] + pos], np.full(rows.size, v))
+        assert np.array_equal(rows, np.flatnonzero(H[:, v].toarray().ravel()))
+
+
+def test_empty_rows_inside_and_after_layers():
+    H = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 1, 1], [1, 0, 1, 0], [0, 0, 0, 0]], np.uint8))
+    lay = sparse_layout(gl.codes.Code("holes", H, k=1))
+    assert lay.layer_start.tolist() == [0, 3, 5]
+
+
+def test_rows_heavier_than_the_record_are_refused():
+    H = sp.csr_matrix(np.ones((2, MAX_ROW + 1), np.uint8))
+    with pytest.raises(NotQuasiCyclic, match=f"a check row of {MAX_ROW + 1} edges exceeds the sparse kernel's "
+                                             f"limit of {MAX_ROW}"):
+        sparse_layout(gl.codes.Code("heavy", H, k=MAX_ROW - 1))
+
+
+@pytest.mark.parametrize("name, sparse", [("wimax-2304-1/2", False), ("nr-bg1-z384", False),
+                                          ("ccsds-ar4ja-4096-1/2", False), ("ccsds-ar4ja-16384-1/2", True),
+                                          ("ccsds-c2", True), ("dvbs2-normal-1/2", True), ("dvbs2-short-7/15", True)])
+def test_which_codes_go_to_the_sparse_kernel(name, sparse):
+    layout, kernel = CudaDecoder._kernel(_decoded(name), "nms", "layered", "float32", "throughput", "float32")
+    assert isinstance(layout, SparseLayout) == sparse
+    assert (kernel == "sparse_decode") == sparse
+    if sparse:
+        with pytest.raises(NotQuasiCyclic, match="which runs min-sum"):
+            CudaDecoder._kernel(_decoded(name), "spa", "layered", "float32", "throughput", "float32")
+
+
+def test_z_above_the_qc_blocks_needs_the_sparse_kernel():
+    def layout(z):
+        return QcLayout(n=4 * z, z=z, layers=1, edges=np.zeros((2, 2), np.int32),
+                        layer_start=np.array([0, 2], np.int32), max_row_blocks=2)
+    assert not needs_sparse(layout(512)) and needs_sparse(layout(513)) and needs_sparse(layout(2048))
