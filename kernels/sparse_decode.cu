@@ -4,7 +4,7 @@
 // circulants larger than a block of threads (AR4JA k = 16384: z = 2048, 1024), or no QC structure
 // at all (alist codes).  Tables built by gpuldpc.cuda.sparse_layout.
 //
-// One frame a block of threads.  Min-sum as the QC kernels (paper 004 eq. (1), Algorithm 1, the
+// One frame a block of threads, a check row a thread (its columns and Q in registers).  Min-sum as the QC kernels (paper 004 eq. (1), Algorithm 1, the
 // two-min check-node update): a check row keeps its messages compressed, f(min1), f(min2), the
 // index of min1 and the sign bits of its messages R, in a 16-byte record in device memory
 // (rec[row] of the frame's scratch; a layer's rows are consecutive, so a warp's records are one
@@ -101,33 +101,66 @@ struct RowRecord {
     }
 };
 
-// The new record of a row from its Q = post[col] - R_old (q(e) gives Q of edge e): the two-min
-// scan in edge order (Algorithm 1: |Q| < min1 moves min1 to min2), magnitudes f(min1), f(min2),
-// and the sign of each R, the product of the other edges' signs (sign(x) = -1 iff x < 0).
-template <typename T, class Q>
-__device__ __forceinline__ RowRecord check_update(int dc, Q q, int rule, float alpha, float beta)
-{
-    float m1 = __int_as_float(0x7f800000), m2 = m1;
-    int idx = 0;
-    unsigned long long neg = 0ull;
-    for (int e = 0; e < dc; ++e) {
-        const float v = q(e);
-        const float a = fabsf(v);
-        if (a < m1) {
-            m2 = m1;
-            m1 = a;
-            idx = e;
-        } else {
-            m2 = fminf(m2, a);
-        }
-        neg |= (unsigned long long)(v < 0.0f) << e;
-    }
-    const unsigned long long all = dc == 64 ? ~0ull : (1ull << dc) - 1ull;
-    const unsigned long long signs = neg ^ ((__popcll(neg) & 1) ? all : 0ull);
-    return {Arith<T>::magnitude(m1, rule, alpha, beta), Arith<T>::magnitude(m2, rule, alpha, beta), signs, idx};
-}
+// One check row held in registers: its columns and its Q = L - R_old (DC_MAX slots, the row's dc
+// used), so its loads are issued together (one round trip for the columns, one for the
+// posteriors) and the second pass reuses them.
+template <typename T, int DC_MAX>
+struct Row {
+    int col[DC_MAX];
+    float q[DC_MAX];
+    int dc;
 
-template <typename T, bool FLOOD, typename In, bool POST_SHARED>
+    // Q of every edge from the posteriors at p (L, or the flooding totals T).
+    __device__ __forceinline__ void load(const int* __restrict__ row_ptr, const int* __restrict__ cols, int r,
+                                         const T* p, const RowRecord& old)
+    {
+        const int e0 = row_ptr[r];
+        dc = row_ptr[r + 1] - e0;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e)
+            if (e < dc) col[e] = cols[e0 + e];
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e)
+            if (e < dc) q[e] = Arith<T>::sub(Arith<T>::get(p + col[e]), old.message(e));
+    }
+
+    // The new record (Algorithm 1): the two-min scan in edge order (|Q| < min1 moves min1 to min2),
+    // f(min1), f(min2), and the sign of each R, the product of the other edges' signs (sign(x) = -1
+    // iff x < 0).
+    __device__ __forceinline__ RowRecord update(int rule, float alpha, float beta) const
+    {
+        float m1 = __int_as_float(0x7f800000), m2 = m1;
+        int idx = 0;
+        unsigned long long neg = 0ull;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (e < dc) {
+                const float a = fabsf(q[e]);
+                if (a < m1) {
+                    m2 = m1;
+                    m1 = a;
+                    idx = e;
+                } else {
+                    m2 = fminf(m2, a);
+                }
+                neg |= (unsigned long long)(q[e] < 0.0f) << e;
+            }
+        }
+        const unsigned long long all = (1ull << dc) - 1ull;   // dc <= 58
+        const unsigned long long signs = neg ^ ((__popcll(neg) & 1) ? all : 0ull);
+        return {Arith<T>::magnitude(m1, rule, alpha, beta), Arith<T>::magnitude(m2, rule, alpha, beta), signs, idx};
+    }
+
+    // Layered: L = Q + R_new on every edge.
+    __device__ __forceinline__ void write(T* p, const RowRecord& now) const
+    {
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e)
+            if (e < dc) Arith<T>::put(p + col[e], Arith<T>::add(q[e], now.message(e)));
+    }
+};
+
+template <typename T, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED>
 __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
                               const int* __restrict__ row_ptr, const int* __restrict__ cols,
@@ -164,23 +197,19 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         if (!FLOOD) {
             for (int l = 0; l < layers; ++l) {
                 for (int r = layer_start[l] + tid; r < layer_start[l + 1]; r += nt) {
-                    const int e0 = row_ptr[r], dc = row_ptr[r + 1] - e0;
-                    const int* c = cols + e0;
-                    const RowRecord old = RowRecord::load(rec + r);
-                    const auto q = [&](int e) { return A::sub(A::get(post + c[e]), old.message(e)); };
-                    const RowRecord now = check_update<T>(dc, q, rule, alpha, beta);
-                    for (int e = 0; e < dc; ++e) A::put(post + c[e], A::add(q(e), now.message(e)));
+                    Row<T, DC_MAX> row;
+                    row.load(row_ptr, cols, r, post, RowRecord::load(rec + r));
+                    const RowRecord now = row.update(rule, alpha, beta);
+                    row.write(post, now);
                     now.store(rec + r);
                 }
                 __syncthreads();
             }
         } else {
             for (int r = tid; r < m; r += nt) {
-                const int e0 = row_ptr[r], dc = row_ptr[r + 1] - e0;
-                const int* c = cols + e0;
-                const RowRecord old = RowRecord::load(rec + r);
-                check_update<T>(dc, [&](int e) { return A::sub(A::get(post + c[e]), old.message(e)); }, rule,
-                                alpha, beta).store(rec + r);
+                Row<T, DC_MAX> row;
+                row.load(row_ptr, cols, r, post, RowRecord::load(rec + r));
+                row.update(rule, alpha, beta).store(rec + r);
             }
             __syncthreads();
             for (int v = tid; v < n; v += nt) {
@@ -225,31 +254,38 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 
 }  // namespace
 
-// Entry points sp_<messages>_<posteriors>_<schedule>_<input>: messages f32 | f16 (binary16),
-// posteriors sh (shared memory: n * sizeof(T) bytes of dynamic shared memory, 2n flooding) | gl
-// (device memory, in the frame's scratch after its records); schedule layered | flooding; input
-// f32 | f16 | i8 (LLR = value * scale).  One frame a block; blocks of up to 512 threads.
+// Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
+// (8, 16, 32: blocks of up to 512 threads; 58: 256, its rows' registers), messages f32 | f16
+// (binary16), posteriors sh (shared memory: n * sizeof(T) bytes of dynamic shared memory, 2n
+// flooding) | gl (device memory, in the frame's scratch after its records); schedule layered |
+// flooding; input f32 | f16 | i8 (LLR = value * scale).  One frame a block.
 #define SPARSE_ARGS(In)                                                                              \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
         const int *row_ptr, const int *cols, const int *layer_start, const int *col_ptr,             \
         const int2 *col_edges, char *scratch, int frame_bytes, int n, int m, int layers, int frames, \
         int max_iter, int early_stop, int rule, float alpha, float beta
-#define SPARSE_KERNEL(name, T, FLOOD, In, SHARED)                                                     \
-    extern "C" __global__ void __launch_bounds__(512) name(SPARSE_ARGS(In))                          \
+#define SPARSE_KERNEL(name, DC, T, FLOOD, In, SHARED)                                                 \
+    extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : 512) name(SPARSE_ARGS(In))          \
     {                                                                                                 \
-        sparse_frames<T, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, row_ptr, cols,      \
-                                            layer_start, col_ptr, col_edges, scratch, frame_bytes, n, m, \
-                                            layers, frames, max_iter, early_stop, rule, alpha, beta);  \
+        sparse_frames<T, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, row_ptr, cols,  \
+                                                layer_start, col_ptr, col_edges, scratch, frame_bytes, \
+                                                n, m, layers, frames, max_iter, early_stop, rule,      \
+                                                alpha, beta);                                          \
     }
-#define SPARSE_INPUTS(prefix, T, FLOOD, SHARED)                      \
-    SPARSE_KERNEL(prefix##_f32, T, FLOOD, float, SHARED)             \
-    SPARSE_KERNEL(prefix##_f16, T, FLOOD, __half, SHARED)            \
-    SPARSE_KERNEL(prefix##_i8, T, FLOOD, signed char, SHARED)
-#define SPARSE_SCHEDULES(prefix, T, SHARED)                          \
-    SPARSE_INPUTS(prefix##_layered, T, false, SHARED)                \
-    SPARSE_INPUTS(prefix##_flooding, T, true, SHARED)
+#define SPARSE_INPUTS(prefix, DC, T, FLOOD, SHARED)                  \
+    SPARSE_KERNEL(prefix##_f32, DC, T, FLOOD, float, SHARED)         \
+    SPARSE_KERNEL(prefix##_f16, DC, T, FLOOD, __half, SHARED)        \
+    SPARSE_KERNEL(prefix##_i8, DC, T, FLOOD, signed char, SHARED)
+#define SPARSE_SCHEDULES(prefix, DC, T, SHARED)                      \
+    SPARSE_INPUTS(prefix##_layered, DC, T, false, SHARED)            \
+    SPARSE_INPUTS(prefix##_flooding, DC, T, true, SHARED)
+#define SPARSE_VARIANTS(prefix, DC)                                  \
+    SPARSE_SCHEDULES(prefix##_f32_sh, DC, float, true)               \
+    SPARSE_SCHEDULES(prefix##_f32_gl, DC, float, false)              \
+    SPARSE_SCHEDULES(prefix##_f16_sh, DC, __half, true)              \
+    SPARSE_SCHEDULES(prefix##_f16_gl, DC, __half, false)
 
-SPARSE_SCHEDULES(sp_f32_sh, float, true)
-SPARSE_SCHEDULES(sp_f32_gl, float, false)
-SPARSE_SCHEDULES(sp_f16_sh, __half, true)
-SPARSE_SCHEDULES(sp_f16_gl, __half, false)
+SPARSE_VARIANTS(sp8, 8)
+SPARSE_VARIANTS(sp16, 16)
+SPARSE_VARIANTS(sp32, 32)
+SPARSE_VARIANTS(sp58, 58)

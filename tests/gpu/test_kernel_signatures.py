@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuldpc.cuda import decoder, nb_decoder, nb_frame, recovery, resident
+from gpuldpc.cuda import decoder, nb_decoder, nb_frame, recovery, resident, sparse_layout
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -37,6 +37,7 @@ def _format(parameters: list[str]) -> str:
 
 @pytest.mark.parametrize("path, opening, expected", [
     ("qc_decode.cu", "#define GPULDPC_ARGS(In)", decoder._ARG_TYPES),
+    ("sparse_decode.cu", "#define SPARSE_ARGS(In)", sparse_layout._ARG_TYPES),
     ("nb_minmax.cu", "nb_minmax_q##Q(", nb_decoder._MINMAX_ARGS),
     ("nb_fftspa.cu", "nb_fftspa_q##Q(", nb_decoder._FFTSPA_ARGS),
     ("nb_frame.cu", "nb_frame_q##Q(", nb_frame.ARG_TYPES),

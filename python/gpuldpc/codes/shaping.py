@@ -572,7 +572,9 @@ class ShapedBackend:
         self._dtype = self.llr_dtypes[0]
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
-        self._prefix = bool(np.array_equal(self._info_index, np.arange(code.k)))
+        first = int(self._info_index[0]) if code.k else 0
+        run = np.array_equal(self._info_index, np.arange(first, first + code.k))
+        self._info_run = slice(first, first + code.k) if run else None   # a view, no copy
         if hasattr(impl, "submit") and hasattr(impl, "result"):
             self.submit, self.result = self._submit, self._result
         if self.on_device:
@@ -585,7 +587,7 @@ class ShapedBackend:
     def _info(self, res):
         bits, k = res.bits, self._code.k
         if bits.shape[1] == self._n:                       # unpacked bits
-            return res._replace(info=bits[:, :k] if self._prefix else bits[:, self._info_index])
+            return res._replace(info=bits[:, self._info_run] if self._info_run is not None else bits[:, self._info_index])
         unpacked = np.unpackbits(bits, axis=1, count=self._n)   # packed bits (cuda option)
         return res._replace(info=np.packbits(unpacked[:, self._info_index], axis=1))
 

@@ -15,7 +15,8 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
   position of the edge in the row), rows increasing (the flooding sum's order).
 
 :class:`SparsePlan` is the engine's plan (:mod:`.engine`) for this kernel: one frame a block
-of up to 512 threads (a layer's rows, rounded up to the warp), posteriors in shared memory
+of up to 512 threads (256 for rows of more than 32 edges; a layer's rows, rounded up to the
+warp, a row a thread), posteriors in shared memory
 where ``n`` of them (flooding: ``2n``, with the channel LLRs) fit a block's opt-in shared
 memory, else in device memory; each frame's scratch holds its 16-byte row records (and those
 posteriors).
@@ -32,11 +33,11 @@ from .layout import NotQuasiCyclic
 from .tuning import WARP, LaunchShape, blocks_per_sm
 
 MODULE = "sparse_decode"
-MAX_ROW = 58                # kernels/sparse_decode.cu: sign bits 0..57 of a row record
-MAX_THREADS = 512           # the kernel's __launch_bounds__
+ROW_VARIANTS = (8, 16, 32, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows of up to DC_MAX edges in registers
+MAX_ROW = ROW_VARIANTS[-1]      # the sign bits 0..57 of a row record
 QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
 POSTERIORS = ("auto", "shared", "device")
-_ARG_TYPES = "PfPiPPPPPPPPiiiiiiiiiff"
+_ARG_TYPES = "PfPiPPPPPPPPiiiiiiiiff"
 _RULES = {"nms": 0, "oms": 1}
 
 
@@ -51,6 +52,7 @@ class SparseLayout(NamedTuple):
     col_ptr: np.ndarray
     col_edges: np.ndarray
     max_layer_rows: int
+    max_row: int                # edges of the heaviest row
 
     @property
     def layers(self) -> int:
@@ -91,12 +93,15 @@ def sparse_layout(code) -> SparseLayout:
     rows = graph.edge_row[order]
     col_edges = np.stack([rows, order - row_ptr[rows]], axis=1).astype(np.int32)
     return SparseLayout(code.n, code.m, row_ptr, np.asarray(H.indices, dtype=np.int32), layer_start,
-                        col_ptr, np.ascontiguousarray(col_edges), int(np.diff(layer_start).max()))
+                        col_ptr, np.ascontiguousarray(col_edges), int(np.diff(layer_start).max()),
+                        int(degrees.max(initial=0)))
 
 
-def kernel_name(precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
-    """Entry point of kernels/sparse_decode.cu: ``sp_<f32|f16>_<sh|gl>_<schedule>_<input>``."""
-    return (f"sp_{'f16' if precision == 'float16' else 'f32'}_{'sh' if posteriors == 'shared' else 'gl'}_"
+def kernel_name(layout: SparseLayout, precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
+    """Entry point of kernels/sparse_decode.cu, ``sp<DC_MAX>_<f32|f16>_<sh|gl>_<schedule>_<input>``,
+    DC_MAX the smallest of :data:`ROW_VARIANTS` that holds the code's heaviest row."""
+    dc = next(d for d in ROW_VARIANTS if d >= layout.max_row)
+    return (f"sp{dc}_{'f16' if precision == 'float16' else 'f32'}_{'sh' if posteriors == 'shared' else 'gl'}_"
             f"{schedule}_{llr_code}")
 
 
@@ -115,7 +120,7 @@ class SparsePlan:
                              f"a frame, this device allows {lim.shared_per_block_optin} B; use 'device' or 'auto'")
         self.posteriors = "shared" if posteriors == "shared" or (posteriors == "auto" and fits) else "device"
         shared = post_bytes if self.posteriors == "shared" else 0
-        self.name = kernel_name(dec.precision, self.posteriors, dec.schedule, llr_code)
+        self.name = kernel_name(lay, dec.precision, self.posteriors, dec.schedule, llr_code)
         self.func = ctx.function(MODULE, self.name)
         self.attributes = ctx.kernel_attributes(self.func)
         threads = min(self.attributes.max_threads, lim.max_threads_per_block,
