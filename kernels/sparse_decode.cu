@@ -101,24 +101,31 @@ struct RowRecord {
     }
 };
 
-// One check row held in registers: its columns and its Q = L - R_old (DC_MAX slots, the row's dc
-// used), so its loads are issued together (one round trip for the columns, one for the
-// posteriors) and the second pass reuses them.
+// One check row held in registers: its record (R_old), its columns and its Q = L - R_old (DC_MAX
+// slots, the row's dc used).  fetch issues the loads that do not depend on the posteriors (record,
+// columns), gather the posterior loads, all of a row together (one round trip each); the second
+// pass (write) reuses them.
 template <typename T, int DC_MAX>
 struct Row {
+    RowRecord old;
     int col[DC_MAX];
     float q[DC_MAX];
     int dc;
 
-    // Q of every edge from the posteriors at p (L, or the flooding totals T).
-    __device__ __forceinline__ void load(const int* __restrict__ row_ptr, const int* __restrict__ cols, int r,
-                                         const T* p, const RowRecord& old)
+    __device__ __forceinline__ void fetch(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                          const uint4* rec, int r)
     {
         const int e0 = row_ptr[r];
         dc = row_ptr[r + 1] - e0;
+        old = RowRecord::load(rec + r);
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
             if (e < dc) col[e] = cols[e0 + e];
+    }
+
+    // Q of every edge from the posteriors at p (L, or the flooding totals T).
+    __device__ __forceinline__ void gather(const T* p)
+    {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
             if (e < dc) q[e] = Arith<T>::sub(Arith<T>::get(p + col[e]), old.message(e));
@@ -198,7 +205,8 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
             for (int l = 0; l < layers; ++l) {
                 for (int r = layer_start[l] + tid; r < layer_start[l + 1]; r += nt) {
                     Row<T, DC_MAX> row;
-                    row.load(row_ptr, cols, r, post, RowRecord::load(rec + r));
+                    row.fetch(row_ptr, cols, rec, r);
+                    row.gather(post);
                     const RowRecord now = row.update(rule, alpha, beta);
                     row.write(post, now);
                     now.store(rec + r);
@@ -208,7 +216,8 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         } else {
             for (int r = tid; r < m; r += nt) {
                 Row<T, DC_MAX> row;
-                row.load(row_ptr, cols, r, post, RowRecord::load(rec + r));
+                row.fetch(row_ptr, cols, rec, r);
+                row.gather(post);
                 row.update(rule, alpha, beta).store(rec + r);
             }
             __syncthreads();
@@ -255,7 +264,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 }  // namespace
 
 // Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
-// (8, 16, 32: blocks of up to 512 threads; 58: 256, its rows' registers), messages f32 | f16
+// (8, 16, 32: blocks of up to 512 threads; 40, 58: 256, their rows' registers), messages f32 | f16
 // (binary16), posteriors sh (shared memory: n * sizeof(T) bytes of dynamic shared memory, 2n
 // flooding) | gl (device memory, in the frame's scratch after its records); schedule layered |
 // flooding; input f32 | f16 | i8 (LLR = value * scale).  One frame a block.
@@ -288,4 +297,5 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 SPARSE_VARIANTS(sp8, 8)
 SPARSE_VARIANTS(sp16, 16)
 SPARSE_VARIANTS(sp32, 32)
+SPARSE_VARIANTS(sp40, 40)
 SPARSE_VARIANTS(sp58, 58)
