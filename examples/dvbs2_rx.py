@@ -51,8 +51,9 @@ class dvbs2_rx(gr.top_block):
         # Blocks
         ##################################################
 
+        self.to_q = blocks.complex_to_imag(1)
         self.to_llr_frames = blocks.stream_to_vector(gr.sizeof_float*1, n)
-        self.to_iq = blocks.complex_to_float(1)
+        self.to_i = blocks.complex_to_real(1)
         self.show = blocks.message_debug(True)
         self.sent_frames = blocks.stream_to_vector(gr.sizeof_char*1, k_bch)
         self.noise = analog.noise_source_c(analog.GR_GAUSSIAN, noise_voltage, 42)
@@ -101,7 +102,8 @@ class dvbs2_rx(gr.top_block):
         self.connect((self.bch_encoder, 0), (self.ldpc_encoder, 0))
         self.connect((self.bit_order, 0), (self.llr, 0))
         self.connect((self.bits, 0), (self.head, 0))
-        self.connect((self.channel, 0), (self.to_iq, 0))
+        self.connect((self.channel, 0), (self.to_i, 0))
+        self.connect((self.channel, 0), (self.to_q, 0))
         self.connect((self.decoder, 0), (self.bch_decoder, 0))
         self.connect((self.head, 0), (self.bch_encoder, 0))
         self.connect((self.head, 0), (self.sent_frames, 0))
@@ -111,9 +113,9 @@ class dvbs2_rx(gr.top_block):
         self.connect((self.modulator, 0), (self.channel, 0))
         self.connect((self.noise, 0), (self.channel, 1))
         self.connect((self.sent_frames, 0), (self.errors, 0))
-        self.connect((self.to_iq, 0), (self.bit_order, 0))
-        self.connect((self.to_iq, 1), (self.bit_order, 1))
+        self.connect((self.to_i, 0), (self.bit_order, 0))
         self.connect((self.to_llr_frames, 0), (self.decoder, 0))
+        self.connect((self.to_q, 0), (self.bit_order, 1))
 
 
     def get_esn0_db(self):

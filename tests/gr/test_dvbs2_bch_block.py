@@ -1,5 +1,5 @@
 """The DVB-S2 BCH Decoder block (gnuradio.gpuldpc.dvbs2_bch_decoder): values, tags, counts,
-errors in Python and in grcc."""
+errors in Python (in grcc: test_grc_and_errors.py)."""
 import re
 
 import numpy as np
@@ -91,47 +91,3 @@ def test_bytes_other_than_bits_end_the_stream_with_a_message(rng):
     assert out.shape == (0, k_bch) and tags == {}
     assert block.error == ("frame 1 bit 5 is 2, not 0 or 1 (the input must be unpacked bits 0/1, "
                            "e.g. the LDPC Decoder's)")
-
-
-def bch_graph(frame, rate, vlen, out_vlen):
-    """A .grc: vector source (byte, vlen) -> DVB-S2 BCH Decoder -> null sink (byte, out_vlen)."""
-    return f"""options:
-  parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
-    run_options: run, title: check}}
-  states: {{coordinate: [8, 8], rotation: 0, state: enabled}}
-blocks:
-- name: src
-  id: blocks_vector_source_x
-  parameters: {{repeat: 'False', tags: '[]', type: byte, vector: '[0] * {vlen}', vlen: '{vlen}'}}
-  states: {{coordinate: [8, 100], rotation: 0, state: enabled}}
-- name: bch
-  id: gpuldpc_dvbs2_bch_decoder
-  parameters: {{dvbs2_frame: {frame}, dvbs2_rate: '{rate}'}}
-  states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
-- name: snk
-  id: blocks_null_sink
-  parameters: {{num_inputs: '1', type: byte, vlen: '{out_vlen}'}}
-  states: {{coordinate: [400, 100], rotation: 0, state: enabled}}
-connections:
-- [src, '0', bch, '0']
-- [bch, '0', snk, '0']
-metadata: {{file_format: 1, grc_version: 3.10.5.1}}
-"""
-
-
-@pytest.mark.parametrize("frame, rate, vlen, out_vlen, message", [
-    ("short", "1/2", 7200, 7032, None),
-    ("normal", "13/45", 18720, 18528, None),
-    ("short", "9/10", 7200, 7032, "dvbs2: rate='9/10' is not a code rate of short frames; use one of '1/4'"),
-    ("short", "1/2", 16200, 7032, 'Source IO size "16200" does not match sink IO size "7200"'),
-])
-def test_grcc_builds_the_block_or_reports_the_error(tmp_path, grcc, frame, rate, vlen, out_vlen, message):
-    (tmp_path / "check.grc").write_text(bch_graph(frame, rate, vlen, out_vlen))
-    result = grcc(tmp_path / "check.grc", tmp_path)
-    if message is None:
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert (f"gpuldpc.dvbs2_bch_decoder(code='dvbs2-{frame}-{rate}', stats_interval=1.0)"
-                in (tmp_path / "check.py").read_text())
-    else:
-        assert result.returncode != 0
-        assert message in result.stdout + result.stderr

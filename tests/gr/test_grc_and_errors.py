@@ -22,13 +22,10 @@ needs_grcc = pytest.mark.skipif(GRCC is None, reason="grcc (GNU Radio Companion)
 BAD_ALIST = "648 324\n3 7\n1 2\n"        # column weights line too short
 
 
-def decoder_graph(code, vlen, out_vlen):
-    """A .grc: vector source (float, vlen) -> LDPC Decoder(code) -> null sink (byte, out_vlen).
-
-    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields (or of
-    another family's fields, with ``family``)."""
-    fields = (f"{{code: '{code}'}}" if isinstance(code, str) else
-              "{" + ", ".join(f"{key}: '{value}'" for key, value in {"family": "nr", **code}.items()) + "}")
+def block_graph(block_id, fields, in_type, vlen, out_vlen):
+    """A .grc: vector source (in_type, vlen) -> the block ``block_id`` with parameters
+    ``fields`` (a dict) -> null sink (byte, out_vlen)."""
+    parameters = "{" + ", ".join(f"{key}: '{value}'" for key, value in fields.items()) + "}"
     return f"""options:
   parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
     run_options: run, title: check}}
@@ -36,11 +33,11 @@ def decoder_graph(code, vlen, out_vlen):
 blocks:
 - name: src
   id: blocks_vector_source_x
-  parameters: {{repeat: 'False', tags: '[]', type: float, vector: '[0.0] * {vlen}', vlen: '{vlen}'}}
+  parameters: {{repeat: 'False', tags: '[]', type: {in_type}, vector: '[0] * {vlen}', vlen: '{vlen}'}}
   states: {{coordinate: [8, 100], rotation: 0, state: enabled}}
 - name: dec
-  id: gpuldpc_ldpc_decoder
-  parameters: {fields}
+  id: {block_id}
+  parameters: {parameters}
   states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
 - name: snk
   id: blocks_null_sink
@@ -51,6 +48,15 @@ connections:
 - [dec, '0', snk, '0']
 metadata: {{file_format: 1, grc_version: 3.10.5.1}}
 """
+
+
+def decoder_graph(code, vlen, out_vlen):
+    """:func:`block_graph` of the LDPC Decoder: float LLRs in.
+
+    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields (or of
+    another family's fields, with ``family``)."""
+    fields = {"code": code} if isinstance(code, str) else {"family": "nr", **code}
+    return block_graph("gpuldpc_ldpc_decoder", fields, "float", vlen, out_vlen)
 
 
 @pytest.mark.parametrize("name", sorted(os.path.basename(p) for p in
@@ -224,3 +230,25 @@ def test_grc_platform_loads_the_code_family_choices(repo, grc_platform, tmp_path
     assert [p for p in library["problems"] if "gpuldpc" in p] == []
     for key in ("gpuldpc_ldpc_encoder", "gpuldpc_ldpc_decoder", "gpuldpc_ldpc_decoder_pdu"):
         assert library["families"][key] == [["named", "nr", "dvbs2", "ccsds"]], key
+
+
+@pytest.mark.parametrize("frame, rate, vlen, out_vlen, message", [
+    ("short", "1/2", 7200, 7032, None),
+    ("normal", "13/45", 18720, 18528, None),
+    ("short", "9/10", 7200, 7032, "dvbs2: rate='9/10' is not a code rate of short frames; use one of '1/4'"),
+    ("short", "1/2", 16200, 7032, 'Source IO size "16200" does not match sink IO size "7200"'),
+])
+def test_grcc_builds_the_dvbs2_bch_decoder_or_reports_the_error(tmp_path, grcc, frame, rate, vlen,
+                                                                 out_vlen, message):
+    """The DVB-S2 BCH Decoder: n_bch in and k_bch out from its frame size and rate; a rate
+    the frame lacks and the LDPC Decoder's codeword (n bits) as input stop the build."""
+    fields = {"dvbs2_frame": frame, "dvbs2_rate": rate}
+    (tmp_path / "check.grc").write_text(block_graph("gpuldpc_dvbs2_bch_decoder", fields, "byte", vlen, out_vlen))
+    result = grcc(tmp_path / "check.grc", tmp_path)
+    if message is None:
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert (f"gpuldpc.dvbs2_bch_decoder(code='dvbs2-{frame}-{rate}', stats_interval=1.0)"
+                in (tmp_path / "check.py").read_text())
+    else:
+        assert result.returncode != 0
+        assert message in result.stdout + result.stderr

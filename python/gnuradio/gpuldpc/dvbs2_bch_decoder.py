@@ -126,6 +126,7 @@ class dvbs2_bch_decoder(gr.sync_block):
     def stop(self):
         self.publish_stats()
         c = self.counts()
+        # One write (the newline in it): blocks stop in parallel threads.
         print(f"{self.alias()}: {c['frames']} frames, {c['frames'] - c['bch_failures']} BCH ok, "
-              f"{c['bch_failures']} failed, {c['bits_corrected']} bits corrected", flush=True)
+              f"{c['bch_failures']} failed, {c['bits_corrected']} bits corrected\n", end="", flush=True)
         return True

@@ -59,6 +59,7 @@ class error_counter(gr.sync_block):
     def stop(self):
         self.publish()
         c = self.counts()
+        # One write (the newline in it): blocks stop in parallel threads.
         print(f"{self.alias()}: {c['frames']} frames, FER {c['fer']:.3g} ({c['frame_errors']}/{c['frames']}), "
-              f"BER {c['ber']:.3g} ({c['bit_errors']}/{self._bits} bits)", flush=True)
+              f"BER {c['ber']:.3g} ({c['bit_errors']}/{self._bits} bits)\n", end="", flush=True)
         return True
