@@ -12,19 +12,19 @@ uint8 bits,       uint8 bits, ``k_bch``       tags ``bch_ok`` (bool) and
 (= the LDPC k)                                corrected, -1 where it failed)
 ================  ==========================  ================================
 
-It is a separate block rather than an option of the LDPC Decoder: the LDPC decoder stays
-one code for every family (its ``valid`` and ``iterations`` tags reach this block's output
-with their frame), and the BCH stage runs in its own thread (C++, the GIL released) while
+It is a separate block rather than an option of the LDPC Decoder: the LDPC Decoder stays
+one block for every code family (its ``valid`` and ``iterations`` tags reach this block's
+output with their frame), and the BCH stage runs in its own thread (C++, the GIL released) while
 the LDPC decoder works on the next batch.  The decoding is
 :func:`gpuldpc.codes.dvbs2_bch.bch_decoder` (C++ ``BchDecoder``): at most t bit errors
 always give the sent frame with ``bch_ok`` True; with more the frame is passed on as
 received with ``bch_ok`` False (or, rarely, miscorrected to another codeword, docs/dvbs2.md).
 
-Input bytes other than 0/1 end the stream with a logged message (kept in ``error``),
-so the flowgraph finishes instead of hanging.  The ``stats`` message port sends a dict (frames, bch_failures, bits_corrected) every
-``stats_interval`` seconds of work and when the flowgraph stops; ``counts()`` gives it.
-When the flowgraph stops the block also prints one line with the counts, named by its
-alias, as the Error Counter does.
+Input bytes other than 0/1 end the stream with a logged message (kept in ``error``), so
+the flowgraph finishes instead of hanging.  The ``stats`` message port sends a dict
+(frames, bch_failures, bits_corrected) every ``stats_interval`` seconds of work and when
+the flowgraph stops; ``counts()`` gives it.  When the flowgraph stops the block also
+prints one line with the counts, named by its alias, as the Error Counter does.
 """
 from __future__ import annotations
 
