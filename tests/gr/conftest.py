@@ -1,5 +1,8 @@
 """Fixtures of the GNU Radio QA (tests/gr): skip without GNU Radio (the backend fixture is in tests/conftest.py)."""
 import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -39,3 +42,23 @@ def grc_platform():
     gnuradio-companion do, keeping its warnings and errors in ``records``; a test appends
     what it prints."""
     return GRC_PLATFORM
+
+
+@pytest.fixture(scope="session")
+def grcc():
+    """``grcc(path, out_dir)``: the system's ``grcc`` on a .grc, its ``CompletedProcess``
+    (skips without grcc).  GRC sees this checkout's YAML and, of the global folders, GNU
+    Radio's own alone: a system install of ours (/usr/local/share/gnuradio/grc/blocks,
+    scripts/setup.sh) would override grc/.  It runs under this interpreter (grcc's shebang
+    names /usr/bin/python3, which may not see gpuldpc, e.g. in a venv)."""
+    path = shutil.which("grcc")
+    if path is None:
+        pytest.skip("grcc (GNU Radio Companion) is not installed")
+    from gnuradio import gr
+    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(REPO, "grc"),
+               GR_CONF_GRC_GLOBAL_BLOCKS_PATH=os.path.join(gr.prefix(), "share", "gnuradio", "grc", "blocks"))
+
+    def run(grc, out_dir):
+        return subprocess.run([sys.executable, path, "-o", str(out_dir), str(grc)], capture_output=True,
+                              text=True, env=env, timeout=300)
+    return run

@@ -22,23 +22,10 @@ needs_grcc = pytest.mark.skipif(GRCC is None, reason="grcc (GNU Radio Companion)
 BAD_ALIST = "648 324\n3 7\n1 2\n"        # column weights line too short
 
 
-def grcc(repo, path, out_dir):
-    # This checkout's YAML, and of the global folders GNU Radio's own alone: a system install
-    # of ours (/usr/local/share/gnuradio/grc/blocks, scripts/setup.sh) would override grc/.
-    env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"),
-               GR_CONF_GRC_GLOBAL_BLOCKS_PATH=os.path.join(gr.prefix(), "share", "gnuradio", "grc", "blocks"))
-    # This interpreter (grcc's shebang names /usr/bin/python3, which may not see gpuldpc, e.g. in a venv).
-    return subprocess.run([sys.executable, GRCC, "-o", str(out_dir), str(path)], capture_output=True,
-                          text=True, env=env, timeout=300)
-
-
-def decoder_graph(code, vlen, out_vlen):
-    """A .grc: vector source (float, vlen) -> LDPC Decoder(code) -> null sink (byte, out_vlen).
-
-    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields (or of
-    another family's fields, with ``family``)."""
-    fields = (f"{{code: '{code}'}}" if isinstance(code, str) else
-              "{" + ", ".join(f"{key}: '{value}'" for key, value in {"family": "nr", **code}.items()) + "}")
+def block_graph(block_id, fields, in_type, vlen, out_vlen):
+    """A .grc: vector source (in_type, vlen) -> the block ``block_id`` with parameters
+    ``fields`` (a dict) -> null sink (byte, out_vlen)."""
+    parameters = "{" + ", ".join(f"{key}: '{value}'" for key, value in fields.items()) + "}"
     return f"""options:
   parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
     run_options: run, title: check}}
@@ -46,11 +33,11 @@ def decoder_graph(code, vlen, out_vlen):
 blocks:
 - name: src
   id: blocks_vector_source_x
-  parameters: {{repeat: 'False', tags: '[]', type: float, vector: '[0.0] * {vlen}', vlen: '{vlen}'}}
+  parameters: {{repeat: 'False', tags: '[]', type: {in_type}, vector: '[0] * {vlen}', vlen: '{vlen}'}}
   states: {{coordinate: [8, 100], rotation: 0, state: enabled}}
 - name: dec
-  id: gpuldpc_ldpc_decoder
-  parameters: {fields}
+  id: {block_id}
+  parameters: {parameters}
   states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
 - name: snk
   id: blocks_null_sink
@@ -63,74 +50,77 @@ metadata: {{file_format: 1, grc_version: 3.10.5.1}}
 """
 
 
-@needs_grcc
+def decoder_graph(code, vlen, out_vlen):
+    """:func:`block_graph` of the LDPC Decoder: float LLRs in.
+
+    ``code``: the decoder's code parameter (a name), or a dict of its 5G NR fields (or of
+    another family's fields, with ``family``)."""
+    fields = {"code": code} if isinstance(code, str) else {"family": "nr", **code}
+    return block_graph("gpuldpc_ldpc_decoder", fields, "float", vlen, out_vlen)
+
+
 @pytest.mark.parametrize("name", sorted(os.path.basename(p) for p in
                                         glob.glob(os.path.join(os.path.dirname(__file__), "..", "..",
                                                                "examples", "*.grc"))))
-def test_example_compiles_to_the_committed_python(repo, tmp_path, name):
-    result = grcc(repo, os.path.join(repo, "examples", name), tmp_path)
+def test_example_compiles_to_the_committed_python(repo, tmp_path, name, grcc):
+    result = grcc(os.path.join(repo, "examples", name), tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     generated = (tmp_path / name.replace(".grc", ".py")).read_text()
     with open(os.path.join(repo, "examples", name.replace(".grc", ".py"))) as f:
         assert generated == f.read(), f"examples/{name}: regenerate the .py with grcc -o examples"
 
 
-@needs_grcc
 @pytest.mark.parametrize("code, vlen, out_vlen, message", [
     ("wifi-648-1/2", 647, 324, 'Source IO size "2588" does not match sink IO size "2592"'),
     ("wifi-648-1/3", 648, 324, "no code named 'wifi-648-1/3'; did you mean 'wifi-648-2/3'"),
     ("gf16-300-150", 1200, 150, 'Assertion "family != \'named\' or gpuldpc.load_code(code).is_binary" failed'),
     ("BAD", 648, 324, "line 3: expected 648 integers (the 648 column weights), found 2"),
 ])
-def test_grcc_reports_user_errors(repo, tmp_path, code, vlen, out_vlen, message):
+def test_grcc_reports_user_errors(tmp_path, code, vlen, out_vlen, message, grcc):
     if code == "BAD":
         code = str(tmp_path / "bad.alist")
         (tmp_path / "bad.alist").write_text(BAD_ALIST)
     (tmp_path / "check.grc").write_text(decoder_graph(code, vlen, out_vlen))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
 
 
-@needs_grcc
-def test_grcc_accepts_a_good_decoder_graph(repo, tmp_path):
+def test_grcc_accepts_a_good_decoder_graph(tmp_path, grcc):
     (tmp_path / "check.grc").write_text(decoder_graph("wifi-648-1/2", 648, 324))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode == 0, result.stdout
     assert "gpuldpc.ldpc_decoder(code='wifi-648-1/2'" in (tmp_path / "check.py").read_text()
 
 
-@needs_grcc
 @pytest.mark.parametrize("fields, message", [
     (dict(k=9000, e=12000), "k=9000 is outside 12..8448"),
     (dict(k=1000, e=1000), "n_or_e=1000 is outside >= 1053 (E >= k/0.95 for k=1000"),
     (dict(k=1000, e=1200, rv=4), "rv=4 is outside 0..3"),
     (dict(k=1000, e=1200, rv="[0, 5]"), "rv=5 is outside 0..3"),
 ])
-def test_grcc_reports_bad_nr_fields(repo, tmp_path, fields, message):
+def test_grcc_reports_bad_nr_fields(tmp_path, fields, message, grcc):
     """The 5G NR fields' bad values: the code library's errors, at flowgraph build time."""
     (tmp_path / "check.grc").write_text(decoder_graph(fields, 1200, 1000))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
 
 
-@needs_grcc
-def test_grcc_builds_the_nr_decoder_from_its_fields(repo, tmp_path):
+def test_grcc_builds_the_nr_decoder_from_its_fields(tmp_path, grcc):
     """Vector lengths from the fields (rv [0, 2]: 2 x 1200 LLRs in), and the generated
     Python passes the fields to the block as a Python user does."""
     nr = dict(k=1000, e=1200, rv="[0, 2]", bg="1", qm="2")
     (tmp_path / "check.grc").write_text(decoder_graph(nr, 2400, 1000))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode == 0, result.stdout
     assert "gpuldpc.ldpc_decoder(k=1000, e=1200, rv=[0, 2], bg=1, n_ref=None, qm=2, algorithm=" \
         in (tmp_path / "check.py").read_text()
     (tmp_path / "check.grc").write_text(decoder_graph(nr, 1200, 1000))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert 'Source IO size "4800" does not match sink IO size "9600"' in result.stdout + result.stderr
 
 
-@needs_grcc
 @pytest.mark.parametrize("fields, n, k, name", [
     (dict(family="dvbs2", dvbs2_frame="short", dvbs2_rate="1/2"), 16200, 7200, "dvbs2-short-1/2"),
     (dict(family="dvbs2", dvbs2_frame="normal", dvbs2_rate="13/45"), 64800, 18720, "dvbs2-normal-13/45"),
@@ -138,11 +128,11 @@ def test_grcc_builds_the_nr_decoder_from_its_fields(repo, tmp_path):
      "ccsds-ar4ja-1024-2/3"),
     (dict(family="ccsds", ccsds_code="c2"), 8160, 7136, "ccsds-c2"),
 ])
-def test_grcc_builds_dvbs2_and_ccsds_decoders_by_name(repo, tmp_path, fields, n, k, name):
+def test_grcc_builds_dvbs2_and_ccsds_decoders_by_name(tmp_path, fields, n, k, name, grcc):
     """The DVB-S2 and CCSDS families' fields: vector lengths from the code, and the generated
     Python passes the registry name as a Python user does; that Python builds the block."""
     (tmp_path / "check.grc").write_text(decoder_graph(fields, n, k))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     generated = (tmp_path / "check.py").read_text()
     assert f"gpuldpc.ldpc_decoder(code='{name}', algorithm=" in generated
@@ -150,22 +140,21 @@ def test_grcc_builds_dvbs2_and_ccsds_decoders_by_name(repo, tmp_path, fields, n,
     assert block.input_signature().sizeof_stream_item(0) == 4 * n
     assert block.output_signature().sizeof_stream_item(0) == k
     (tmp_path / "check.grc").write_text(decoder_graph(fields, n + 1, k))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode != 0
 
 
-@needs_grcc
 @pytest.mark.parametrize("fields, message", [
     (dict(family="dvbs2", dvbs2_frame="short", dvbs2_rate="9/10"),
      "dvbs2: rate='9/10' is not a code rate of short frames; use one of '1/4'"),
     (dict(family="dvbs2", dvbs2_frame="short", dvbs2_rate="13/45"),
      "rate='13/45' is not a code rate of short frames"),
 ])
-def test_grcc_reports_a_rate_the_dvbs2_frame_lacks(repo, tmp_path, fields, message):
+def test_grcc_reports_a_rate_the_dvbs2_frame_lacks(tmp_path, fields, message, grcc):
     """All S2/S2X rates are offered for both frame sizes; a rate the frame does not have stops
     the flowgraph at build time with the code library's message listing the frame's rates."""
     (tmp_path / "check.grc").write_text(decoder_graph(fields, 16200, 7200))
-    result = grcc(repo, tmp_path / "check.grc", tmp_path)
+    result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
 
@@ -241,3 +230,25 @@ def test_grc_platform_loads_the_code_family_choices(repo, grc_platform, tmp_path
     assert [p for p in library["problems"] if "gpuldpc" in p] == []
     for key in ("gpuldpc_ldpc_encoder", "gpuldpc_ldpc_decoder", "gpuldpc_ldpc_decoder_pdu"):
         assert library["families"][key] == [["named", "nr", "dvbs2", "ccsds"]], key
+
+
+@pytest.mark.parametrize("frame, rate, vlen, out_vlen, message", [
+    ("short", "1/2", 7200, 7032, None),
+    ("normal", "13/45", 18720, 18528, None),
+    ("short", "9/10", 7200, 7032, "dvbs2: rate='9/10' is not a code rate of short frames; use one of '1/4'"),
+    ("short", "1/2", 16200, 7032, 'Source IO size "16200" does not match sink IO size "7200"'),
+])
+def test_grcc_builds_the_dvbs2_bch_decoder_or_reports_the_error(tmp_path, grcc, frame, rate, vlen,
+                                                                 out_vlen, message):
+    """The DVB-S2 BCH Decoder: n_bch in and k_bch out from its frame size and rate; a rate
+    the frame lacks and the LDPC Decoder's codeword (n bits) as input stop the build."""
+    fields = {"dvbs2_frame": frame, "dvbs2_rate": rate}
+    (tmp_path / "check.grc").write_text(block_graph("gpuldpc_dvbs2_bch_decoder", fields, "byte", vlen, out_vlen))
+    result = grcc(tmp_path / "check.grc", tmp_path)
+    if message is None:
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert (f"gpuldpc.dvbs2_bch_decoder(code='dvbs2-{frame}-{rate}', stats_interval=1.0)"
+                in (tmp_path / "check.py").read_text())
+    else:
+        assert result.returncode != 0
+        assert message in result.stdout + result.stderr

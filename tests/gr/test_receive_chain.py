@@ -108,3 +108,26 @@ def test_nr_harq_loopback_example_combining_gains(repo, backend):
     assert alone["frame_errors"] > 20
     assert combined["frame_errors"] == 0
     assert tb.decoder_combined.stats()["frames"] == 200
+
+
+def test_dvbs2_rx_example_below_threshold_bch_ok_means_the_sent_frame(repo):
+    """examples/dvbs2_rx at Es/N0 0 dB, in the waterfall of QPSK 1/2 short frames: many frames
+    fail, the LDPC decoder's failures are the BCH failures, and every frame BCH reports ok is
+    the BBFRAME sent (the frame errors are exactly the BCH failures)."""
+    module = load_example(repo, "dvbs2_rx")
+    tb = module.dvbs2_rx(esn0_db=0.0, frames=40)
+    tb.run()
+    errors, bch, ldpc = tb.errors.counts(), tb.bch_decoder.counts(), tb.decoder.stats()
+    assert errors["frames"] == bch["frames"] == ldpc["frames"] == 40
+    assert 10 <= bch["bch_failures"] == ldpc["failures"] == errors["frame_errors"] <= 35
+
+
+def test_ccsds_rx_example_in_the_waterfall(repo):
+    """examples/ccsds_rx (AR4JA k = 1024 r1/2) at Eb/N0 1.0 dB: FER near docs/ccsds.md's
+    0.22 (spa, 50 iterations), every frame error a frame the decoder reports failed."""
+    module = load_example(repo, "ccsds_rx")
+    tb = module.ccsds_rx(ebn0_db=1.0, frames=200)
+    tb.run()
+    errors, stats = tb.errors.counts(), tb.decoder.stats()
+    assert errors["frames"] == stats["frames"] == 200
+    assert 20 <= errors["frame_errors"] == stats["failures"] <= 70

@@ -1,0 +1,35 @@
+"""examples/dvbs2_rx.grc and examples/ccsds_rx.grc compiled by the system's grcc and run
+headless, as a GNU Radio user runs them: what they print at the end, for a bounded number of
+frames at their default SNR (DVB-S2: Es/N0 1.0 dB, QPSK 1/2 short frames; CCSDS AR4JA
+k = 1024 r1/2: Eb/N0 2.0 dB).  (test_grc_and_errors.py checks that grcc gives the committed
+.py; test_receive_chain.py runs them in this process below their thresholds.)"""
+import os
+import re
+import subprocess
+import sys
+
+COUNTS = re.compile(r"^(\w+): (\d+) frames, FER \S+ \((\d+)/\d+\), BER \S+ \((\d+)/(\d+) bits\)$", re.M)
+BCH = re.compile(r"^bch: (\d+) frames, (\d+) BCH ok, (\d+) failed, (\d+) bits corrected$", re.M)
+
+
+def compile_and_run(grcc, repo, tmp_path, name, *args):
+    """grcc -o tmp_path examples/<name>.grc, then run the generated script with ``args``: its stdout."""
+    compiled = grcc(os.path.join(repo, "examples", name + ".grc"), tmp_path)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    result = subprocess.run([sys.executable, str(tmp_path / (name + ".py")), *args], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_dvbs2_rx_decodes_every_bbframe(grcc, repo, tmp_path):
+    """gr-dtv's BCH and LDPC encoders, interleaver and QPSK modulator -> AWGN -> our LDPC and
+    BCH decoders: every BBFRAME back, every frame BCH ok."""
+    out = compile_and_run(grcc, repo, tmp_path, "dvbs2_rx", "--frames", "30")
+    assert COUNTS.findall(out) == [("bbframe_errors", "30", "0", "0", str(30 * 7032))], out
+    assert BCH.findall(out) == [("30", "30", "0", "0")], out
+
+
+def test_ccsds_rx_decodes_every_frame(grcc, repo, tmp_path):
+    out = compile_and_run(grcc, repo, tmp_path, "ccsds_rx", "--frames", "200")
+    assert COUNTS.findall(out) == [("info_errors", "200", "0", "0", str(200 * 1024))], out
