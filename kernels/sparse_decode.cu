@@ -1,11 +1,13 @@
-// Sparse binary LDPC decoder: any parity-check matrix, given by its rows (CSR), for the codes the
-// QC kernels (qc_decode.cuh) cannot describe: blocks that are sums of circulants (DVB-S2's
+// Sparse binary LDPC decoder: any parity-check matrix, given by its rows, for the codes the QC
+// kernels (qc_decode.cuh) cannot describe: blocks that are sums of circulants (DVB-S2's
 // information part, CCSDS C2), a circulant with an entry missing (DVB-S2's accumulator wrap),
 // circulants larger than a block of threads (AR4JA k = 16384: z = 2048, 1024), or no QC structure
-// at all (alist codes).  Tables built by gpuldpc.cuda.sparse_layout.
+// at all (alist codes).  Tables built by gpuldpc.cuda.sparse_layout: cols_t[e * m + r], the e-th
+// column of row r in code.H's order (-1 past the row's degree; width = the heaviest row),
+// layer_start (the reference decoder's layers as row ranges), col_ptr/col_edges (flooding).
 //
-// One frame a block of threads, a check row a thread (its columns and Q in registers).  Min-sum as the QC kernels (paper 004 eq. (1), Algorithm 1, the
-// two-min check-node update): a check row keeps its messages compressed, f(min1), f(min2), the
+// One frame a block of threads, a check row a thread (its columns and Q in registers).  Min-sum as
+// the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a check row keeps its messages compressed, f(min1), f(min2), the
 // index of min1 and the sign bits of its messages R, in a 16-byte record in device memory
 // (rec[row] of the frame's scratch; a layer's rows are consecutive, so a warp's records are one
 // coalesced access):  R_e = sign_e * (e == idx ? f(min2) : f(min1)),  f(m) = alpha * m (nms) or
@@ -83,12 +85,12 @@ struct RowRecord {
     unsigned long long signs;  // bit e: R_e < 0
     int idx;
 
-    __device__ __forceinline__ static RowRecord load(const uint4* rec)
+    __device__ __forceinline__ static RowRecord unpack(uint4 w)
     {
-        const uint4 w = *rec;
         return {__uint_as_float(w.x), __uint_as_float(w.y),
                 w.z | ((unsigned long long)(w.w & kRecHighMask) << 32), (int)(w.w >> kRecIdxShift)};
     }
+    __device__ __forceinline__ static RowRecord load(const uint4* rec) { return unpack(*rec); }
     __device__ __forceinline__ void store(uint4* rec) const
     {
         *rec = make_uint4(__float_as_uint(mag1), __float_as_uint(mag2), (unsigned)signs,
@@ -102,9 +104,10 @@ struct RowRecord {
 };
 
 // One check row held in registers: its record (R_old), its columns and its Q = L - R_old (DC_MAX
-// slots, the row's dc used).  fetch issues the loads that do not depend on the posteriors (record,
-// columns), gather the posterior loads, all of a row together (one round trip each); the second
-// pass (write) reuses them.
+// slots, the row's dc used).  The columns come from the transposed table cols_t[e * m + r] (-1
+// past the row's dc, width = the heaviest row): no row pointer to wait for, and a warp's rows read
+// one coalesced line an edge.  gather issues the posterior loads of the row together; write
+// reuses them.
 template <typename T, int DC_MAX>
 struct Row {
     RowRecord old;
@@ -112,15 +115,14 @@ struct Row {
     float q[DC_MAX];
     int dc;
 
-    __device__ __forceinline__ void fetch(const int* __restrict__ row_ptr, const int* __restrict__ cols,
-                                          const uint4* rec, int r)
+    __device__ __forceinline__ void columns(const int* __restrict__ cols_t, int width, int m, int r)
     {
-        const int e0 = row_ptr[r];
-        dc = row_ptr[r + 1] - e0;
-        old = RowRecord::load(rec + r);
+        dc = 0;
 #pragma unroll
-        for (int e = 0; e < DC_MAX; ++e)
-            if (e < dc) col[e] = cols[e0 + e];
+        for (int e = 0; e < DC_MAX; ++e) {
+            col[e] = e < width ? cols_t[e * m + r] : -1;
+            dc += col[e] >= 0;
+        }
     }
 
     // Q of every edge from the posteriors at p (L, or the flooding totals T).
@@ -128,7 +130,7 @@ struct Row {
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (e < dc) q[e] = Arith<T>::sub(Arith<T>::get(p + col[e]), old.message(e));
+            if (col[e] >= 0) q[e] = Arith<T>::sub(Arith<T>::get(p + col[e]), old.message(e));
     }
 
     // The new record (Algorithm 1): the two-min scan in edge order (|Q| < min1 moves min1 to min2),
@@ -141,7 +143,7 @@ struct Row {
         unsigned long long neg = 0ull;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (e < dc) {
+            if (col[e] >= 0) {
                 const float a = fabsf(q[e]);
                 if (a < m1) {
                     m2 = m1;
@@ -163,14 +165,14 @@ struct Row {
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (e < dc) Arith<T>::put(p + col[e], Arith<T>::add(q[e], now.message(e)));
+            if (col[e] >= 0) Arith<T>::put(p + col[e], Arith<T>::add(q[e], now.message(e)));
     }
 };
 
 template <typename T, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED>
 __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
-                              const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                              const int* __restrict__ cols_t, int width,
                               const int* __restrict__ layer_start, const int* __restrict__ col_ptr,
                               const int2* __restrict__ col_edges, char* __restrict__ scratch, int frame_bytes,
                               int n, int m, int layers, int frames, int max_iter, int early_stop, int rule,
@@ -198,25 +200,37 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     for (int r = tid; r < m; r += nt) rec[r] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
 
+    uint4 ahead = make_uint4(0u, 0u, 0u, 0u);  // layered: the record of the thread's next first row
     int done_at = max_iter;
     bool satisfied = false;
     for (int it = 1; it <= max_iter; ++it) {
         if (!FLOOD) {
             for (int l = 0; l < layers; ++l) {
-                for (int r = layer_start[l] + tid; r < layer_start[l + 1]; r += nt) {
+                // The record of the thread's first row of the next layer is loaded now (no row of
+                // this layer writes it), so that round trip overlaps this layer's work; with a
+                // single layer, after this layer's writes.
+                const int end = layer_start[l + 1], ln = l + 1 < layers ? l + 1 : 0;
+                const int r0 = layer_start[l] + tid, rn = layer_start[ln] + tid;
+                const bool has_next = rn < layer_start[ln + 1];
+                const uint4 first = ahead;
+                if (has_next && ln != l) ahead = rec[rn];
+                for (int r = r0; r < end; r += nt) {
                     Row<T, DC_MAX> row;
-                    row.fetch(row_ptr, cols, rec, r);
+                    row.columns(cols_t, width, m, r);
+                    row.old = RowRecord::unpack(r == r0 ? first : rec[r]);
                     row.gather(post);
                     const RowRecord now = row.update(rule, alpha, beta);
                     row.write(post, now);
                     now.store(rec + r);
                 }
+                if (has_next && ln == l) ahead = rec[rn];
                 __syncthreads();
             }
         } else {
             for (int r = tid; r < m; r += nt) {
                 Row<T, DC_MAX> row;
-                row.fetch(row_ptr, cols, rec, r);
+                row.columns(cols_t, width, m, r);
+                row.old = RowRecord::load(rec + r);
                 row.gather(post);
                 row.update(rule, alpha, beta).store(rec + r);
             }
@@ -235,7 +249,10 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
             bool odd = false;
             for (int r = tid; r < m && !odd; r += nt) {
                 unsigned p = 0u;
-                for (int k = row_ptr[r]; k < row_ptr[r + 1]; ++k) p ^= A::get(post + cols[k]) < 0.0f;
+                for (int e = 0; e < width; ++e) {
+                    const int c = cols_t[e * m + r];
+                    if (c >= 0) p ^= A::get(post + c) < 0.0f;
+                }
                 odd = p != 0u;
             }
             satisfied = !__syncthreads_or(odd);
@@ -264,19 +281,20 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 }  // namespace
 
 // Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
-// (8, 16, 32: blocks of up to 512 threads; 40, 58: 256, their rows' registers), messages f32 | f16
+// (8, 16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 40, 58: 256: their rows'
+// registers), messages f32 | f16
 // (binary16), posteriors sh (shared memory: n * sizeof(T) bytes of dynamic shared memory, 2n
 // flooding) | gl (device memory, in the frame's scratch after its records); schedule layered |
 // flooding; input f32 | f16 | i8 (LLR = value * scale).  One frame a block.
 #define SPARSE_ARGS(In)                                                                              \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
-        const int *row_ptr, const int *cols, const int *layer_start, const int *col_ptr,             \
+        const int *cols_t, int width, const int *layer_start, const int *col_ptr,                    \
         const int2 *col_edges, char *scratch, int frame_bytes, int n, int m, int layers, int frames, \
         int max_iter, int early_stop, int rule, float alpha, float beta
 #define SPARSE_KERNEL(name, DC, T, FLOOD, In, SHARED)                                                 \
-    extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : 512) name(SPARSE_ARGS(In))          \
+    extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : DC > 16 ? 384 : 512) name(SPARSE_ARGS(In)) \
     {                                                                                                 \
-        sparse_frames<T, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, row_ptr, cols,  \
+        sparse_frames<T, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
                                                 layer_start, col_ptr, col_edges, scratch, frame_bytes, \
                                                 n, m, layers, frames, max_iter, early_stop, rule,      \
                                                 alpha, beta);                                          \

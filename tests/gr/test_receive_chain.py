@@ -119,7 +119,9 @@ def test_dvbs2_rx_example_below_threshold_bch_ok_means_the_sent_frame(repo):
     tb.run()
     errors, bch, ldpc = tb.errors.counts(), tb.bch_decoder.counts(), tb.decoder.stats()
     assert errors["frames"] == bch["frames"] == ldpc["frames"] == 40
-    assert 10 <= bch["bch_failures"] == ldpc["failures"] == errors["frame_errors"] <= 35
+    # BCH corrects what LDPC leaves of a few bits (a failed syndrome with <= t errors), so it
+    # fails on at most the frames LDPC failed; each BCH failure is a frame error, nothing more
+    assert 10 <= bch["bch_failures"] == errors["frame_errors"] <= ldpc["failures"] <= 35
 
 
 def test_ccsds_rx_example_in_the_waterfall(repo):

@@ -5,8 +5,10 @@ sums of circulants (DVB-S2, CCSDS C2), a circulant with an entry missing (DVB-S2
 accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z = 2048,
 1024), or no QC structure (alist codes).  The kernel reads ``code.H`` row by row:
 
-* ``row_ptr`` int32 [m + 1], ``cols`` int32 [E]: H in CSR, each row's columns in the order of
-  ``code.H.indices`` (the reference decoder's edge order, which its two-min scan follows);
+* ``cols_t`` int32 [max_row, m]: ``cols_t[e, r]`` the e-th column of row r in the order of
+  ``code.H.indices`` (the reference decoder's edge order, which its two-min scan follows), -1
+  past the row's degree: transposed, so a warp's rows read one coalesced line an edge and no
+  row pointer comes first;
 * ``layer_start`` int32 [layers + 1]: layer ``l`` is rows ``layer_start[l] ..
   layer_start[l+1] - 1``, the reference decoder's layers
   (:class:`gpuldpc.decoders.reference_graph.TannerGraph`: runs of consecutive rows with
@@ -37,7 +39,7 @@ ROW_VARIANTS = (8, 16, 32, 40, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows 
 MAX_ROW = ROW_VARIANTS[-1]      # the sign bits 0..57 of a row record
 QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
 POSTERIORS = ("auto", "shared", "device")
-_ARG_TYPES = "PfPiPPPPPPPPiiiiiiiiff"
+_ARG_TYPES = "PfPiPPPiPPPPiiiiiiiiff"
 _RULES = {"nms": 0, "oms": 1}
 
 
@@ -46,8 +48,7 @@ class SparseLayout(NamedTuple):
 
     n: int
     m: int
-    row_ptr: np.ndarray
-    cols: np.ndarray
+    cols_t: np.ndarray
     layer_start: np.ndarray
     col_ptr: np.ndarray
     col_edges: np.ndarray
@@ -87,14 +88,14 @@ def sparse_layout(code) -> SparseLayout:
         starts.append(end)
     starts[-1] = code.m                # trailing empty rows join the last layer
     layer_start = np.asarray(starts, dtype=np.int32)
+    position = np.arange(H.nnz) - row_ptr[graph.edge_row]          # of each edge in its row
+    cols_t = np.full((max(int(degrees.max(initial=0)), 1), code.m), -1, dtype=np.int32)
+    cols_t[position, graph.edge_row] = H.indices
     order = np.lexsort((graph.edge_row, graph.edge_col))          # by column, then row
-    counts = np.bincount(graph.edge_col, minlength=code.n)
-    col_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    rows = graph.edge_row[order]
-    col_edges = np.stack([rows, order - row_ptr[rows]], axis=1).astype(np.int32)
-    return SparseLayout(code.n, code.m, row_ptr, np.asarray(H.indices, dtype=np.int32), layer_start,
-                        col_ptr, np.ascontiguousarray(col_edges), int(np.diff(layer_start).max()),
-                        int(degrees.max(initial=0)))
+    col_ptr = np.concatenate([[0], np.cumsum(np.bincount(graph.edge_col, minlength=code.n))]).astype(np.int32)
+    col_edges = np.stack([graph.edge_row[order], position[order]], axis=1).astype(np.int32)
+    return SparseLayout(code.n, code.m, cols_t, layer_start, col_ptr, col_edges,
+                        int(np.diff(layer_start).max()), int(degrees.max(initial=0)))
 
 
 def kernel_name(layout: SparseLayout, precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
@@ -132,8 +133,8 @@ class SparsePlan:
                                  lim.sm_count)
         self.frames_per_wave = self.shape.frames_per_wave
         self.scratch_frame = 16 * lay.m + (0 if shared else -(-post_bytes // 16) * 16)
-        self.tables = [drv.to_device(a) for a in (lay.row_ptr, lay.cols, lay.layer_start, lay.col_ptr,
-                                                  lay.col_edges)]
+        self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
+            drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
         self.bits_width = (lay.n + 7) // 8 if dec.packed else lay.n
         self.default_streams = 1 if dec.preset == "latency" else 4
         self.mapped_input = self.mapped_output = False
@@ -155,6 +156,7 @@ class SparsePlan:
         d, lay = self.dec, self.dec.layout
         self.func.prepared_async_call(
             (count, 1), (self.shape.threads, 1, 1), stream,
-            dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], *self.tables, scratch,
+            dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.cols_t, lay.cols_t.shape[0],
+            self.layer_start, self.col_ptr, self.col_edges, scratch,
             self.scratch_frame, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
             _RULES[d.algorithm], d.alpha, d.beta, shared_size=self.shape.shared_bytes)
