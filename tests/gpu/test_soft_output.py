@@ -75,7 +75,7 @@ def test_cuda_soft_output_in_the_positive_llr_bit_sign(cuda, frames, llr_dtype, 
     scale = 0.25 if llr_dtype == "int8" else 1.0
     host = (np.clip(np.round(llr / scale), -127, 127).astype(np.int8) if llr_dtype == "int8"
             else llr.astype(llr_dtype))
-    channel_llr = host.astype(np.float32) * np.float32(scale)
+    channel_llr = host.astype(np.float32) * np.float32(scale) + np.float32(0)   # as the kernels load it
     opts = dict(llr_dtype=llr_dtype, llr_scale=scale, precision=precision)
     want = _decode(code, "reference", channel_llr, precision=precision)
     got = _decode(code, "cuda", host, **opts)
@@ -125,6 +125,10 @@ def test_cuda_soft_output_refusals(cuda, frames):
         dec.decode(llr, out_device=True)
     with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write hard decisions only"):
         gl.Decoder(gl.codes.get("gf16-300-150"), backend="cuda", soft_output="posterior")
+    low = cuda.CudaDecoder(code, soft_output=True, devices=[0])
+    with pytest.raises(ValueError, match="soft output is copied to the host with the bits"):
+        low.decode_checked(llr, "llr", out_device=True)
+    np.testing.assert_array_equal(low.decode(llr).llr, dec.decode(llr).llr)
 
 
 def test_soft_output_kernels_are_the_throughput_presets():

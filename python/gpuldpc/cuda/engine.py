@@ -512,7 +512,9 @@ class GpuDecoder:
         (engine, start, stop) per device, equal shares of a host batch; the whole batch on
         the device of device input (:class:`DeviceLLR`), or on the first device for results
         on the GPU (``out_device``), whose device block it then holds."""
-        width = self.bits_width
+        width, soft = self.bits_width, self.engines[0].soft_width
+        if out_device and soft:
+            raise ValueError("soft output is copied to the host with the bits; pass out_device=False")
         if out is not None:
             if out_device:
                 raise ValueError("out= takes host arrays; with out_device=True the results are new GPU arrays")
@@ -527,7 +529,7 @@ class GpuDecoder:
         if out_device:
             with parts[0][0].ctx.active():
                 device = parts[0][0].device_results(batch, width)
-        return Ticket(self.results, batch, width, out, parts, device, self.engines[0].soft_width)
+        return Ticket(self.results, batch, width, out, parts, device, soft)
 
     def _engine(self, device):
         """The engine on GPU ``device`` (None: the first)."""
