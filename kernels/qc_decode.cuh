@@ -980,7 +980,8 @@ __device__ void write_half_decisions(const unsigned* words, int h, int n, int pa
     }
 }
 
-// blockIdx.x read where it is used (an asm volatile read the compiler does not move or merge).
+// blockIdx.x read where it is used (an asm volatile read the compiler does not move or merge with
+// the kernel's frame0: computed up front, the soft output's offset took registers in the loop).
 __device__ __forceinline__ unsigned late_block_index()
 {
     unsigned b;
@@ -1253,9 +1254,9 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     // by a call, or with the block's frame offset computed up front, it moved the register
     // allocation of the decoding loop: more spills in the 64-register ms12x7 / ms12x8 kernels.)
     const unsigned negative = scale < 0.0f;
-    float* const soft_out = soft + (long long)late_block_index() * fpb * n;  // this block's frames
+    const long long soft_at = (long long)late_block_index() * fpb * n;  // this block's first frame
     if (soft != nullptr && (packed || (n & 3) != 0))
-        for (int i = tid; i < nf * n; i += blockDim.x) soft_out[i] = flip(post[i], negative);
+        for (int i = tid; i < nf * n; i += blockDim.x) soft[soft_at + i] = flip(post[i], negative);
     if (packed) {
         const int nbytes = (n + 7) >> 3;
         unsigned char* dst = bits + frame0 * nbytes;
@@ -1269,13 +1270,12 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         }
     } else if ((n & 3) == 0) {  // the decisions and the soft output of one float4 load
         uchar4* dst = reinterpret_cast<uchar4*>(bits + frame0 * n);
-        float4* out = reinterpret_cast<float4*>(soft_out);
         for (int i = tid; i < nf * n / 4; i += blockDim.x) {
             const float4 v = reinterpret_cast<const float4*>(post)[i];
             dst[i] = make_uchar4(v.x < 0.0f, v.y < 0.0f, v.z < 0.0f, v.w < 0.0f);
             if (soft != nullptr)
-                out[i] = make_float4(flip(v.x, negative), flip(v.y, negative), flip(v.z, negative),
-                                     flip(v.w, negative));
+                reinterpret_cast<float4*>(soft + soft_at)[i] =
+                    make_float4(flip(v.x, negative), flip(v.y, negative), flip(v.z, negative), flip(v.w, negative));
         }
     } else {
         unsigned char* dst = bits + frame0 * n;

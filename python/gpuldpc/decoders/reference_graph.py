@@ -153,14 +153,15 @@ def run_iterations(state: dict, iteration: Callable[[dict], dict], decisions: Ca
     for it in range(1, max_iterations + 1):
         state = iteration(state)
         hard = decisions(state)
-        post = None if posterior is None else posterior(state)
         if bits is None:
             bits = np.empty((batch,) + hard.shape[1:], dtype=hard.dtype)
-            soft = None if post is None else np.empty((batch,) + post.shape[1:], dtype=post.dtype)
         ok = satisfied(hard)
         done = ok | (it == max_iterations)
         bits[active[done]] = hard[done]
-        if soft is not None:
+        if posterior is not None and done.any():
+            post = posterior(state)
+            if soft is None:
+                soft = np.empty((batch,) + post.shape[1:], dtype=post.dtype)
             soft[active[done]] = post[done]
         iterations[active[ok]] = it
         if done.all():
