@@ -7,8 +7,8 @@ left out).  The output metadata is the input's plus ``iterations``, ``valid``
 and ``bad_llr`` (one entry per output frame: s32vector, u8vector, u8vector),
 ``frames`` and ``dropped``; with ``soft_output`` (:mod:`gpuldpc.soft`) also ``llr``, an
 f32vector of the output frames' soft output one after the other (``vlen_soft`` values a frame:
-n LLRs, a 5G NR block's decoded positions; in the input's sign).  Frames with NaN/+-inf LLRs follow ``on_bad_llr``
-(erased and marked, or dropped), a backend fault moves the block to the CPU
+n LLRs, a 5G NR block's decoded positions; in the input's sign).  Frames with NaN/+-inf LLRs
+follow ``on_bad_llr`` (erased and marked, or dropped), a backend fault moves the block to the CPU
 backend with the PDU decoded again there (:mod:`gpuldpc.streaming`).  Malformed
 PDUs (not a pair, not an f32vector, wrong length), and a PDU whose decoding
 raised any other error, are counted and reported on the ``stats`` port as
