@@ -15,14 +15,17 @@
 //             hs<LAYERS_MAX>x<DC_MAX>  the ms kernels in binary16, two frames a thread (HalfMinSum:
 //             fpb even, fpb / 2 * z threads a block).
 //   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
+// soft: 0, or float32 [frames][n] that receives each frame's posteriors at its stop (soft output,
+// python/gpuldpc/soft.py; the throughput preset's ms*, hs* and stored kernels: the host refuses it
+// for the others).
 #define GPULDPC_ARGS(In)                                                                           \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid, \
         const int2 *edges, const int *layer_start, float *msg_store, int n, int z, int mb,          \
         int nblocks, int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,      \
-        float beta
+        float beta, float *soft
 #define GPULDPC_PASS                                                                                \
     llr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, \
-        fpb, max_iter, early_stop, rule, alpha, beta
+        fpb, max_iter, early_stop, rule, alpha, beta, soft
 #define GPULDPC_KERNEL(name, M, FLOOD, In)                                                          \
     extern "C" __global__ void __launch_bounds__(M::kMaxThreads, M::kMinBlocks) name(GPULDPC_ARGS(In))  \
     {                                                                                               \

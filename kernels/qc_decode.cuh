@@ -35,7 +35,9 @@
 // bit) or packed (np.packbits order: first bit in the most significant bit, n/8 bytes
 // rounded up), the number of iterations run, and the flags: bit 0 syndrome satisfied, bit 1
 // the frame's LLRs held NaN or +-inf (decoded under the rule of llr_load.cuh).  With early stop
-// a frame stops after the first full iteration whose decisions satisfy every check.
+// a frame stops after the first full iteration whose decisions satisfy every check.  On request
+// (soft != 0) the soft output: the frame's float32 posteriors at its stop (binary16: converted,
+// exact) in the caller's sign (negated back for a negative scale), written once, coalesced.
 
 // (Device code of the binary decoders; the entry points are in qc_decode.cu, the
 // resident latency entry points in qc_resident.cu.)
@@ -978,6 +980,23 @@ __device__ void write_half_decisions(const unsigned* words, int h, int n, int pa
     }
 }
 
+// blockIdx.x read where it is used (an asm volatile read the compiler does not move or merge with
+// the kernel's frame0: computed up front, the soft output's offset took registers in the loop).
+__device__ __forceinline__ unsigned late_block_index()
+{
+    unsigned b;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(b));
+    return b;
+}
+
+// Soft output of the frame in half h of a pair's words: its n posteriors as float32 (exact) in
+// the caller's sign (flip: negative for positive = bit 1), to dst, by the whole block.
+__device__ void write_half_soft(const unsigned* words, int h, int n, unsigned negative, float* dst)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        dst[i] = flip(__half2float(__ushort_as_half((unsigned short)(words[i] >> (16 * h)))), negative);
+}
+
 // The decoder: one block decodes `fpb` consecutive frames, fpb * z * M::kLanes threads
 // (rounded up to the warp by the caller).  Shared memory (dynamic, in this order):
 //   float post[fpb * n]           posteriors (layered: L;  flooding: totals)
@@ -1001,7 +1020,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                               const int2* __restrict__ g_edges, const int* __restrict__ g_layer_start,
                               float* __restrict__ msg_store, int n, int z, int mb, int nblocks,
                               int frames, int fpb, int max_iter, int early_stop, int rule, float alpha,
-                              float beta)
+                              float beta, float* __restrict__ soft)
 {
     static_assert(PART == kAll || (M::kSharedState && !FLOOD), "split parts: layered shared-state kernels");
     constexpr bool kTablesHere = PART != kFrames;  // this part builds the tables
@@ -1212,10 +1231,12 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
                 // last iteration: iters == it exactly for those
                 __syncthreads();
                 const int width = packed ? (n + 7) >> 3 : n;
-                for (int g = 0; g < nf; ++g)
-                    if ((iters[g] & ~kItersBad) == it)
-                        write_half_decisions(reinterpret_cast<const unsigned*>(post) + (g >> 1) * stride, g & 1,
-                                             n, packed, bits + (frame0 + g) * width);
+                for (int g = 0; g < nf; ++g) {
+                    if ((iters[g] & ~kItersBad) != it) continue;
+                    const unsigned* words = reinterpret_cast<const unsigned*>(post) + (g >> 1) * stride;
+                    write_half_decisions(words, g & 1, n, packed, bits + (frame0 + g) * width);
+                    if (soft != nullptr) write_half_soft(words, g & 1, n, scale < 0.0f, soft + (frame0 + g) * n);
+                }
             }
             if (early_stop && !__syncthreads_or(tid < nf && !done[tid])) break;
         }
@@ -1226,8 +1247,17 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         valid_out[frame0 + tid] = (fail[tid] ? 0 : 1) | (iters[tid] & kItersBad ? llr::kBadLlrFlag : 0);
     }
     if constexpr (kPack == 2) {
-        return;  // decisions written in the loop
-    } else if (packed) {
+        return;  // decisions (and soft output) written in the loop
+    }
+    // soft output (soft != 0): the posteriors in the caller's sign (flip: negative for positive =
+    // bit 1, see llr_float), beside the decisions and from their loads where n % 4 == 0.  (Written
+    // by a call, or with the block's frame offset computed up front, it moved the register
+    // allocation of the decoding loop: more spills in the 64-register ms12x7 / ms12x8 kernels.)
+    const unsigned negative = scale < 0.0f;
+    const long long soft_at = (long long)late_block_index() * fpb * n;  // this block's first frame
+    if (soft != nullptr && (packed || (n & 3) != 0))
+        for (int i = tid; i < nf * n; i += blockDim.x) soft[soft_at + i] = flip(post[i], negative);
+    if (packed) {
         const int nbytes = (n + 7) >> 3;
         unsigned char* dst = bits + frame0 * nbytes;
         for (int j = tid; j < nf * nbytes; j += blockDim.x) {
@@ -1238,11 +1268,14 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             for (int k = 0; k < 8; ++k) v |= (i0 + k < n && p[i0 + k] < 0.0f ? 1u : 0u) << (7 - k);
             dst[j] = (unsigned char)v;
         }
-    } else if ((n & 3) == 0) {
+    } else if ((n & 3) == 0) {  // the decisions and the soft output of one float4 load
         uchar4* dst = reinterpret_cast<uchar4*>(bits + frame0 * n);
         for (int i = tid; i < nf * n / 4; i += blockDim.x) {
             const float4 v = reinterpret_cast<const float4*>(post)[i];
             dst[i] = make_uchar4(v.x < 0.0f, v.y < 0.0f, v.z < 0.0f, v.w < 0.0f);
+            if (soft != nullptr)
+                reinterpret_cast<float4*>(soft + soft_at)[i] =
+                    make_float4(flip(v.x, negative), flip(v.y, negative), flip(v.z, negative), flip(v.w, negative));
         }
     } else {
         unsigned char* dst = bits + frame0 * n;

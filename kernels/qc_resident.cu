@@ -121,7 +121,8 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
     unsigned last = *reinterpret_cast<volatile unsigned*>(&bc->last);
     // the block tables and the column table, once a launch (every block: one frame of a full grid)
     decode_frames<M, false, In, kTables>(nullptr, scale, bits, packed, iters, valid, edges, layer_start, msg_store, n,
-                                         z, mb, nblocks, (int)gridDim.x, 1, max_iter, early_stop, rule, alpha, beta);
+                                         z, mb, nblocks, (int)gridDim.x, 1, max_iter, early_stop, rule, alpha, beta,
+                                         nullptr);
     for (;;) {
         if (threadIdx.x == 0) {
             int frames = 0;
@@ -144,7 +145,7 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
         if ((int)blockIdx.x < frames) {
             decode_frames<M, false, In, kFrames>(reinterpret_cast<const In*>(s_llr), scale, bits, packed, iters,
                                                  valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, 1,
-                                                 max_iter, early_stop, rule, alpha, beta);
+                                                 max_iter, early_stop, rule, alpha, beta, nullptr);
             __threadfence_system();              // this thread's results, before the count
             __syncthreads();
             if (threadIdx.x == 0 && atomicAdd(&bc->count, 1u) == (unsigned)frames - 1) {

@@ -37,7 +37,8 @@
 // stop: after each iteration every row's parity (a frame stops after the first iteration whose
 // decisions satisfy every check); without it the syndrome is taken after the last iteration.
 // Outputs as qc_decode.cuh: decisions (bit 1 iff posterior < 0; unpacked, or packed in np.packbits
-// order), iterations run, flags (bit 0 syndrome satisfied, bit 1 non-finite LLRs).
+// order), iterations run, flags (bit 0 syndrome satisfied, bit 1 non-finite LLRs), and on request
+// (soft != 0) the float32 posteriors at the frame's stop in the caller's sign.
 #include "qc_decode.cuh"
 
 namespace {
@@ -176,7 +177,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
                               const int* __restrict__ layer_start, const int* __restrict__ col_ptr,
                               const int2* __restrict__ col_edges, char* __restrict__ scratch, int frame_bytes,
                               int n, int m, int layers, int frames, int max_iter, int early_stop, int rule,
-                              float alpha, float beta)
+                              float alpha, float beta, float* __restrict__ soft)
 {
     using A = Arith<T>;
     extern __shared__ float4 smem_vec[];
@@ -266,6 +267,10 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         iters_out[f] = done_at;
         valid_out[f] = (satisfied ? 1 : 0) | (flag ? llr::kBadLlrFlag : 0);
     }
+    if (soft != nullptr) {  // the posteriors as float32 (binary16: exact) in the caller's sign
+        const unsigned negative = scale < 0.0f;
+        for (int i = tid; i < n; i += nt) soft[f * n + i] = flip(A::get(post + i), negative);
+    }
     if (packed) {
         const int nbytes = (n + 7) >> 3;
         for (int j = tid; j < nbytes; j += nt) {
@@ -290,14 +295,14 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
         const int *cols_t, int width, const int *layer_start, const int *col_ptr,                    \
         const int2 *col_edges, char *scratch, int frame_bytes, int n, int m, int layers, int frames, \
-        int max_iter, int early_stop, int rule, float alpha, float beta
+        int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
 #define SPARSE_KERNEL(name, DC, T, FLOOD, In, SHARED)                                                 \
     extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : DC > 16 ? 384 : 512) name(SPARSE_ARGS(In)) \
     {                                                                                                 \
         sparse_frames<T, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
                                                 layer_start, col_ptr, col_edges, scratch, frame_bytes, \
                                                 n, m, layers, frames, max_iter, early_stop, rule,      \
-                                                alpha, beta);                                          \
+                                                alpha, beta, soft);                                    \
     }
 #define SPARSE_INPUTS(prefix, DC, T, FLOOD, SHARED)                  \
     SPARSE_KERNEL(prefix##_f32, DC, T, FLOOD, float, SHARED)         \

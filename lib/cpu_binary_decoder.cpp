@@ -257,6 +257,19 @@ void StoreLaneBits(D d, const T* HWY_RESTRICT post, size_t n, size_t f, uint8_t*
   for (size_t v = 0; v < n; ++v) bits[v] = post[v * N + f] < 0 ? 1 : 0;
 }
 
+// Soft output of lane f (soft[v], v < n): the posterior in the input's sign, de-scaled to
+// float32 in fixed point (cpu_binary_decoder.hpp).
+template <class D, typename T = hn::TFromD<D>>
+void StoreLaneSoft(D d, const T* HWY_RESTRICT post, size_t n, size_t f, const BinaryConfig& cfg,
+                   float* HWY_RESTRICT soft) {
+  const size_t N = hn::Lanes(d);
+  if constexpr (std::is_floating_point_v<T>) {
+    for (size_t v = 0; v < n; ++v) soft[v] = post[v * N + f] * cfg.llr_sign;
+  } else {
+    for (size_t v = 0; v < n; ++v) soft[v] = static_cast<float>(post[v * N + f]) * cfg.llr_sign / cfg.llr_scale;
+  }
+}
+
 template <class D, typename T = hn::TFromD<D>>
 void StoreAllBits(D d, const T* HWY_RESTRICT post, size_t n, size_t frames, uint64_t skip,
                   uint8_t* HWY_RESTRICT bits) {
@@ -280,7 +293,7 @@ void StoreAllBits(D d, const T* HWY_RESTRICT post, size_t n, size_t frames, uint
 
 template <typename T>
 void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* llr, size_t frames,
-                  uint8_t* bits, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr,
+                  uint8_t* bits, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr, float* soft,
                   BinaryWorkspace& ws) {
   using D = hn::ScalableTag<T>;
   const D d;
@@ -338,6 +351,7 @@ void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* l
     for (size_t f = 0; f < frames; ++f) {
       if (!((fresh >> f) & 1)) continue;
       StoreLaneBits(d, post, n, f, bits + f * n);
+      if (soft != nullptr) StoreLaneSoft(d, post, n, f, cfg, soft + f * n);
       iterations[f] = it;
       valid[f] = 1;
     }
@@ -347,20 +361,22 @@ void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* l
   StoreAllBits(d, post, n, frames, done, bits);
   const uint64_t bad = UnsatisfiedLanes(d, rows, post);
   for (size_t f = 0; f < frames; ++f) {
-    if (!((done >> f) & 1)) valid[f] = ((bad >> f) & 1) ? 0 : 1;
+    if ((done >> f) & 1) continue;
+    valid[f] = ((bad >> f) & 1) ? 0 : 1;
+    if (soft != nullptr) StoreLaneSoft(d, post, n, f, cfg, soft + f * n);
   }
 }
 
 void DecodeChunk(const CheckRows& rows, const BinaryConfig& cfg, const float* llr, size_t frames,
-                 uint8_t* bits, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr,
+                 uint8_t* bits, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr, float* soft,
                  BinaryWorkspace& ws) {
   switch (cfg.precision) {
     case Precision::kFloat32:
-      return DecodeChunkT<float>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, ws);
+      return DecodeChunkT<float>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, soft, ws);
     case Precision::kInt16:
-      return DecodeChunkT<int16_t>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, ws);
+      return DecodeChunkT<int16_t>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, soft, ws);
     case Precision::kInt8:
-      return DecodeChunkT<int8_t>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, ws);
+      return DecodeChunkT<int8_t>(rows, cfg, llr, frames, bits, iterations, valid, bad_llr, soft, ws);
   }
 }
 
@@ -416,8 +432,8 @@ const char* SimdTargetName() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 
 void DecodeBinaryChunk(const CheckRows& rows, const BinaryConfig& config, const float* llr,
                        size_t frames, uint8_t* bits, int32_t* iterations, uint8_t* valid,
-                       uint8_t* bad_llr, BinaryWorkspace& ws) {
-  HWY_DYNAMIC_DISPATCH(DecodeChunk)(rows, config, llr, frames, bits, iterations, valid, bad_llr, ws);
+                       uint8_t* bad_llr, float* soft, BinaryWorkspace& ws) {
+  HWY_DYNAMIC_DISPATCH(DecodeChunk)(rows, config, llr, frames, bits, iterations, valid, bad_llr, soft, ws);
 }
 
 }  // namespace cpu

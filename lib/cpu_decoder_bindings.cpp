@@ -95,13 +95,22 @@ py::ssize_t CheckLlr(const py::array& llr, std::initializer_list<py::ssize_t> ta
 using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 // Decodes llr [batch, ...] chunk by chunk on the pool with the GIL released;
-// decode_chunk(in, frames, symbols, iterations, valid, bad_llr, worker) does one chunk.
+// decode_chunk(in, frames, symbols, iterations, valid, bad_llr, soft, worker) does one chunk
+// (soft: nullptr, or the chunk's rows of a float32 array shaped like llr, with `soft`).
 // Non-finite LLRs are handled where each chunk loads them (cpu_bad_llr.hpp): no pass
 // here, and bad_llr flags the frames that held any.
 template <typename ChunkFn>
 py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size_t frame_llrs,
-                      size_t n, ChunkFn decode_chunk) {
+                      size_t n, bool soft, ChunkFn decode_chunk) {
   const py::ssize_t batch = llr.shape(0);
+  py::object soft_out = py::none();
+  float* post = nullptr;
+  if (soft) {
+    std::vector<py::ssize_t> shape(llr.shape(), llr.shape() + llr.ndim());
+    py::array_t<float> a(shape);
+    post = a.mutable_data();
+    soft_out = std::move(a);
+  }
   py::array_t<uint8_t> out({batch, static_cast<py::ssize_t>(n)});
   py::array_t<int32_t> iterations(batch);
   py::array_t<bool> valid(batch);
@@ -117,10 +126,11 @@ py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size
     py::gil_scoped_release release;
     pool.Run(chunks, [&](size_t chunk, int worker) {
       const size_t f0 = chunk * lanes, count = std::min(lanes, frames - f0);
-      decode_chunk(in + f0 * frame_llrs, count, sym + f0 * n, it + f0, ok + f0, bad + f0, worker);
+      decode_chunk(in + f0 * frame_llrs, count, sym + f0 * n, it + f0, ok + f0, bad + f0,
+                   post == nullptr ? nullptr : post + f0 * frame_llrs, worker);
     });
   }
-  return py::make_tuple(out, iterations, valid, bad_llr);
+  return py::make_tuple(out, iterations, valid, bad_llr, soft_out);
 }
 
 class BinaryDecoder {
@@ -162,13 +172,13 @@ class BinaryDecoder {
     }
   }
 
-  py::tuple Decode(const py::array& llr) {
+  py::tuple Decode(const py::array& llr, bool soft) {
     CheckLlr(llr, {rows_.n});
     const size_t n = static_cast<size_t>(rows_.n);
-    return DecodeBatch(pool_, lanes_, llr, n, n,
+    return DecodeBatch(pool_, lanes_, llr, n, n, soft,
                        [&](const float* in, size_t frames, uint8_t* bits, int32_t* it,
-                           uint8_t* ok, uint8_t* bad, int worker) {
-                         DecodeBinaryChunk(rows_, config_, in, frames, bits, it, ok, bad,
+                           uint8_t* ok, uint8_t* bad, float* post, int worker) {
+                         DecodeBinaryChunk(rows_, config_, in, frames, bits, it, ok, bad, post,
                                            *workspaces_[worker]);
                        });
   }
@@ -221,13 +231,13 @@ class NonBinaryDecoder {
     for (int w = 0; w < pool_.threads(); ++w) workspaces_.push_back(std::make_unique<NbWorkspace>(code_));
   }
 
-  py::tuple Decode(const py::array& llr) {
+  py::tuple Decode(const py::array& llr, bool soft) {
     CheckLlr(llr, {code_.rows.n, code_.q});
     const size_t n = static_cast<size_t>(code_.rows.n);
-    return DecodeBatch(pool_, lanes_, llr, n * code_.q, n,
+    return DecodeBatch(pool_, lanes_, llr, n * code_.q, n, soft,
                        [&](const float* in, size_t frames, uint8_t* sym, int32_t* it,
-                           uint8_t* ok, uint8_t* bad, int worker) {
-                         DecodeNbChunk(code_, config_, in, frames, sym, it, ok, bad,
+                           uint8_t* ok, uint8_t* bad, float* post, int worker) {
+                         DecodeNbChunk(code_, config_, in, frames, sym, it, ok, bad, post,
                                        *workspaces_[worker]);
                        });
   }
@@ -265,8 +275,10 @@ BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations
   threads: worker threads, 0 = every core.
   llr_sign: 1, or -1 for input whose positive LLR means bit 1 (GNU Radio's sign),
   negated in the load (gl.Decoder(positive_llr_bit=1)).
-decode(llr float32 [batch, n], positive = bit 0) -> (bits uint8 [batch, n],
-  iterations int32 [batch], valid bool [batch], bad_llr bool [batch]); NaN LLRs are
+decode(llr float32 [batch, n], positive = bit 0, soft=False) -> (bits uint8 [batch, n],
+  iterations int32 [batch], valid bool [batch], bad_llr bool [batch], posteriors float32
+  [batch, n] with soft=True, else None: each frame's at its stop, in the input's sign,
+  fixed point de-scaled by llr_scale); NaN LLRs are
   decoded as 0, +-inf as +-llr_saturation, and bad_llr flags those frames (the rule of
   gpuldpc.bad_llr); the GIL is released while decoding.
 )doc")
@@ -276,7 +288,7 @@ decode(llr float32 [batch, n], positive = bit 0) -> (bits uint8 [batch, n],
            py::arg("schedule"), py::arg("precision"), py::arg("max_iterations"),
            py::arg("early_stop"), py::arg("alpha"), py::arg("beta"), py::arg("llr_scale"),
            py::arg("threads"), py::arg("llr_sign") = 1.0f)
-      .def("decode", &BinaryDecoder::Decode, py::arg("llr"))
+      .def("decode", &BinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false)
       .def_property_readonly("lanes", &BinaryDecoder::lanes,
                              "Frames decoded together in one SIMD chunk")
       .def_property_readonly("threads", &BinaryDecoder::threads);
@@ -288,8 +300,9 @@ NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, earl
   n, q, indptr, indices: H's CSR structure; div, mul: int [edges, q] with
   div[e, a] = a / h_e and mul[e, a] = h_e * a over GF(q) (h_e = H.data[e]).
   schedule: 'layered' | 'flooding'; threads: worker threads, 0 = every core.
-decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely) -> (symbols uint8
-  [batch, n], iterations int32 [batch], valid bool [batch], bad_llr bool [batch]);
+decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely, soft=False) -> (symbols
+  uint8 [batch, n], iterations int32 [batch], valid bool [batch], bad_llr bool [batch],
+  posterior costs float32 [batch, n, q] at each frame's stop with soft=True, else None);
   NaN/+-inf costs loaded by the rule of gpuldpc.bad_llr (as BinaryDecoder); GIL released.
 )doc")
       .def(py::init<int, int, IndexArray, IndexArray, IndexArray, IndexArray, const std::string&,
@@ -297,7 +310,7 @@ decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely) -> (symbols ui
            py::arg("n"), py::arg("q"), py::arg("indptr"), py::arg("indices"), py::arg("div"),
            py::arg("mul"), py::arg("schedule"), py::arg("max_iterations"), py::arg("early_stop"),
            py::arg("threads"))
-      .def("decode", &NonBinaryDecoder::Decode, py::arg("llr"))
+      .def("decode", &NonBinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false)
       .def_property_readonly("lanes", &NonBinaryDecoder::lanes,
                              "Frames decoded together in one SIMD chunk")
       .def_property_readonly("threads", &NonBinaryDecoder::threads);

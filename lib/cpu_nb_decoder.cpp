@@ -184,7 +184,7 @@ void LoadChannel(const float* HWY_RESTRICT llr, size_t frames, size_t n, size_t 
 
 void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr, size_t frames,
                  uint8_t* symbols, int32_t* iterations, uint8_t* valid, uint8_t* bad_llr,
-                 NbWorkspace& ws) {
+                 float* soft, NbWorkspace& ws) {
   const D d;
   const size_t N = hn::Lanes(d);
   const auto& rows = code.rows;
@@ -234,6 +234,7 @@ void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr,
       const bool ok = Satisfied(code, dec, N, f);
       if (!ok && cfg.early_stop && it < cfg.max_iterations) continue;
       for (size_t v = 0; v < n; ++v) symbols[f * n + v] = dec[v * N + f];
+      for (size_t i = 0; soft != nullptr && i < n * q; ++i) soft[f * n * q + i] = post[i * N + f];
       valid[f] = ok ? 1 : 0;
       if (ok && cfg.early_stop) iterations[f] = it;
       done[f] = 1;
@@ -280,8 +281,8 @@ size_t NbLanes() { return HWY_DYNAMIC_DISPATCH(Lanes)(); }
 
 void DecodeNbChunk(const NbCheckRows& code, const NbConfig& config, const float* llr,
                    size_t frames, uint8_t* symbols, int32_t* iterations, uint8_t* valid,
-                   uint8_t* bad_llr, NbWorkspace& ws) {
-  HWY_DYNAMIC_DISPATCH(DecodeChunk)(code, config, llr, frames, symbols, iterations, valid, bad_llr, ws);
+                   uint8_t* bad_llr, float* soft, NbWorkspace& ws) {
+  HWY_DYNAMIC_DISPATCH(DecodeChunk)(code, config, llr, frames, symbols, iterations, valid, bad_llr, soft, ws);
 }
 
 }  // namespace cpu

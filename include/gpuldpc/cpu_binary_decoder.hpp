@@ -84,9 +84,12 @@ const char* SimdTargetName();
 // llr[frames][n] into bits[frames][n] (0/1), iterations[frames],
 // valid[frames] (1 = zero syndrome) and bad_llr[frames] (1 = the frame held
 // NaN or +-inf, loaded by the rule of cpu_bad_llr.hpp and decoded).
+// soft (nullptr: none) receives soft[frames][n], each frame's posteriors at its
+// stop, in the input's sign: L * llr_sign (float32), float32(L) * llr_sign /
+// llr_scale (fixed point, de-scaled; python/gpuldpc/soft.py).
 void DecodeBinaryChunk(const CheckRows& rows, const BinaryConfig& config, const float* llr,
                        size_t frames, uint8_t* bits, int32_t* iterations, uint8_t* valid,
-                       uint8_t* bad_llr, BinaryWorkspace& ws);
+                       uint8_t* bad_llr, float* soft, BinaryWorkspace& ws);
 
 }  // namespace cpu
 }  // namespace gpuldpc

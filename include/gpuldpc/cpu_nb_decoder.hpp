@@ -59,10 +59,12 @@ size_t NbLanes();
 // Decodes `frames` (1 <= frames <= NbLanes()) frames of symbol LLRs
 // llr[frames][n][q] (Min-Max costs) into symbols[frames][n],
 // iterations[frames], valid[frames] and bad_llr[frames] (1 = the frame held
-// NaN or +-inf, loaded by the rule of cpu_bad_llr.hpp and decoded).
+// NaN or +-inf, loaded by the rule of cpu_bad_llr.hpp and decoded); soft
+// (nullptr: none) receives soft[frames][n][q], each frame's posterior costs at
+// its stop as the decoder holds them (normalised by python/gpuldpc/soft.py).
 void DecodeNbChunk(const NbCheckRows& code, const NbConfig& config, const float* llr,
                    size_t frames, uint8_t* symbols, int32_t* iterations, uint8_t* valid,
-                   uint8_t* bad_llr, NbWorkspace& ws);
+                   uint8_t* bad_llr, float* soft, NbWorkspace& ws);
 
 }  // namespace cpu
 }  // namespace gpuldpc

@@ -30,6 +30,14 @@ class DecodeResult(NamedTuple):
         The frame's LLRs held NaN or +-inf, decoded as erased / saturated
         (:mod:`gpuldpc.bad_llr`); only ever True with ``on_bad_llr="erase"``
         (the default policy raises instead).
+    llr : float32 [batch, n] (GF(q): [batch, n, q]) or None
+        Soft output, with ``gl.Decoder(soft_output=...)`` (else None; :mod:`gpuldpc.soft`):
+        the posterior LLRs ``L = Lch + sum of the check messages`` each frame held when it
+        stopped (the iteration of ``iterations``), in the decoder's LLR sign (positive means
+        bit 0, or bit 1 with ``positive_llr_bit=1``), so ``bits == (llr < 0)`` (``> 0`` for
+        ``positive_llr_bit=1``); ``soft_output="extrinsic"``: ``posterior - channel``.  GF(q):
+        the posterior cost vectors, normalised to 0 at the decided symbol.  A shaped code:
+        the posteriors at ``decoded_positions``, as ``bits``.
     """
 
     bits: np.ndarray
@@ -37,13 +45,15 @@ class DecodeResult(NamedTuple):
     iterations: np.ndarray
     valid: np.ndarray
     bad_llr: np.ndarray
+    llr: np.ndarray | None = None
 
 
 def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray,
-                bad_llr: np.ndarray | None = None, out: np.ndarray | None = None) -> DecodeResult:
+                bad_llr: np.ndarray | None = None, out: np.ndarray | None = None,
+                llr: np.ndarray | None = None) -> DecodeResult:
     """Assemble a DecodeResult from a backend's arrays (info at ``code.info_positions``;
     ``bad_llr`` None: no frame had bad LLRs; ``out``: the caller's array for the bits,
-    checked and filled here)."""
+    checked and filled here; ``llr``: the soft output, or None)."""
     if out is not None:
         if out.shape != np.shape(bits) or out.dtype != np.uint8 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous uint8 array of shape {np.shape(bits)}, "
@@ -55,4 +65,5 @@ def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarra
     # pos is sorted: it is 0..k-1 exactly when its last entry is k-1.
     info = bits[:, :code.k] if pos[-1] == code.k - 1 else bits[:, pos]
     bad = np.zeros(bits.shape[0], bool) if bad_llr is None else np.asarray(bad_llr, dtype=bool)
-    return DecodeResult(bits, info, np.asarray(iterations, dtype=np.int32), np.asarray(valid, dtype=bool), bad)
+    return DecodeResult(bits, info, np.asarray(iterations, dtype=np.int32), np.asarray(valid, dtype=bool), bad,
+                        llr)

@@ -9,6 +9,7 @@ NB_ALGORITHMS = ("minmax", "mmma", "fft-spa")
 SCHEDULES = ("layered", "flooding")
 PRECISIONS = ("float32", "float16", "int16", "int8")
 BACKENDS = ("auto", "cuda", "cpu", "reference")
+SOFT_OUTPUTS = (None, "posterior", "extrinsic")
 
 
 def check_choice(name, value, choices):
@@ -19,7 +20,8 @@ def check_choice(name, value, choices):
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """Validated decoder settings handed to a backend (``on_bad_llr``: :mod:`gpuldpc.bad_llr`)."""
+    """Validated decoder settings handed to a backend (``on_bad_llr``: :mod:`gpuldpc.bad_llr`;
+    ``soft_output``: :mod:`gpuldpc.soft`, a backend writes posteriors for any value but None)."""
 
     algorithm: str
     schedule: str
@@ -32,3 +34,4 @@ class Settings:
     options: dict
     on_bad_llr: str = "raise"
     positive_llr_bit: int = 0
+    soft_output: str | None = None

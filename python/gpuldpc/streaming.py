@@ -23,6 +23,11 @@ GF(q) encoder     uint8 symbols ``k`` or       uint8 symbols ``n`` or bits
 
 m = log2(q); the binary image of a GF(q) symbol is LSB first (:mod:`gpuldpc.gf`).
 
+Soft output (``soft_output="posterior"`` or ``"extrinsic"``, :mod:`gpuldpc.soft`): a second
+float32 vector per frame, ``vlen_soft`` values: the decoder's ``DecodeResult.llr`` (binary:
+``n`` LLRs, a shaped code's at its ``decoded_positions``; GF(q): ``n*q`` costs) in the input's
+LLR sign (``positive_llr_bit``), as ``FrameBatch.llr``.
+
 LLR sign at the input (``positive_llr_bit``): GNU Radio's soft decoders and
 gr-fec deliver ``l`` with *positive = bit 1*; the core (and the papers) use
 ``L = ln P(0)/P(1)``, positive = bit 0.  With ``positive_llr_bit=1`` the input
@@ -234,6 +239,8 @@ class FrameBatch(NamedTuple):
         Index (0..frames-1) of each output frame in the input batch.
     iterations, valid, bad_llr : [kept]
         Per output frame: iterations run, syndrome zero, LLRs held NaN/+-inf (erased).
+    llr : float32 [kept, vlen_soft] or None
+        The soft output (``soft_output``; see the module docstring), else None.
     """
 
     out: np.ndarray
@@ -241,6 +248,7 @@ class FrameBatch(NamedTuple):
     iterations: np.ndarray
     valid: np.ndarray
     bad_llr: np.ndarray
+    llr: np.ndarray | None = None
 
 
 @dataclass
@@ -311,8 +319,9 @@ class StreamDecoder:
         Where the one line about a fallback goes (default: the ``gpuldpc`` logger).
     **decoder_args
         ``algorithm``, ``schedule``, ``max_iterations``, ``early_stop``,
-        ``backend``, ``alpha``, ``beta``, ``precision``, ``threads``:
-        as for :class:`gpuldpc.Decoder`.
+        ``backend``, ``alpha``, ``beta``, ``precision``, ``threads``, ``soft_output``:
+        as for :class:`gpuldpc.Decoder` (``soft_output``: ``vlen_soft`` floats a frame,
+        else ``vlen_soft`` is 0).
     """
 
     def __init__(self, code, positive_llr_bit: int = 1, output: str = "info",
@@ -342,6 +351,9 @@ class StreamDecoder:
             options["streams"] = streams
         self._args = dict(decoder_args, **options)
         self.decoder = self._make_decoder(positive_llr_bit, **self._args)
+        soft = decoder_args.get("soft_output") is not None
+        self.vlen_soft = decoder_lengths(self.code, "codeword")[1] * (1 if self.code.is_binary else self.code.q) \
+            if soft else 0
         self.batch = int(batch) or self.decoder.preferred_batch(preset)
         self._lock = threading.Lock()
         self._counters = Counters()
@@ -432,10 +444,14 @@ class StreamDecoder:
             c.dropped += int(frames - kept.size)
             c.bad_llr_frames += int(np.count_nonzero(bad))
             c.iterations += int(np.sum(result.iterations))
+        llr = None if result.llr is None else result.llr.reshape(frames, -1)
+        if llr is not None and kept.size != frames:
+            llr = llr[kept]
         return FrameBatch(words, kept, np.asarray(result.iterations, dtype=np.int32)[kept],
-                          valid[kept], bad[kept])
+                          valid[kept], bad[kept], llr)
 
-    def work(self, waiting, out: np.ndarray | None = None) -> tuple[int, FrameBatch | None]:
+    def work(self, waiting, out: np.ndarray | None = None,
+             soft_out: np.ndarray | None = None) -> tuple[int, FrameBatch | None]:
         """One step of a block's ``general_work``, pipelined: ``(consumed, batch)``.
 
         ``waiting``: the frames waiting at the input [count, vlen_in]; the first of them are
@@ -444,7 +460,7 @@ class StreamDecoder:
         finished -- or, when nothing more waits, the batch just handed over, so the last
         frames of a stream are never held back.  The finished batch's words are copied
         (by several threads: :mod:`gpuldpc.row_copy`) to ``out[:kept]`` when ``out`` is
-        given; ``consumed`` input frames are done with.
+        given (and the soft output to ``soft_out[:kept]``); ``consumed`` input frames are done with.
         Returns ``(0, None)`` when a batch was handed over and is left in flight.
         """
         pending = self._in_flight
@@ -460,6 +476,8 @@ class StreamDecoder:
         batch = self.finish(pending)
         if out is not None:
             copy_rows(out[:batch.out.shape[0]], batch.out)
+        if soft_out is not None and batch.llr is not None:
+            copy_rows(soft_out[:batch.llr.shape[0]], batch.llr)
         return pending.count, batch
 
     def decode_frames(self, frames) -> FrameBatch:

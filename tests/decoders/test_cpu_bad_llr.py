@@ -114,11 +114,13 @@ def test_nb_min_max_bad_frames_are_flagged_and_loaded_by_the_rule(gf16, schedule
 
 
 def test_compiled_decoder_returns_the_flags(wifi):
-    """gpuldpc._core itself: decode() returns (bits, iterations, valid, bad_llr), no exception."""
+    """gpuldpc._core itself: decode() returns (bits, iterations, valid, bad_llr, None: no soft
+    output asked for), no exception."""
     code, llr = wifi
     impl = gl.Decoder(code, backend="cpu")._impl._impl
     spoiled = spoil(llr[:5], [1, 4])
-    bits, iterations, valid, flags = impl.decode(spoiled)
+    bits, iterations, valid, flags, soft = impl.decode(spoiled)
+    assert soft is None
     assert flags.dtype == np.bool_ and flags.tolist() == [False, True, False, False, True]
     assert bits.shape == (5, code.n) and iterations.shape == valid.shape == (5,)
 

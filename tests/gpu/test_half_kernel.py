@@ -47,7 +47,7 @@ def _assert_same(got, want, what):
 
 def _rows(res, stop):
     """The first ``stop`` frames of a DecodeResult."""
-    return type(res)(*(x[:stop] for x in res))
+    return type(res)(*(None if x is None else x[:stop] for x in res))
 
 
 def _half(code, **kw):

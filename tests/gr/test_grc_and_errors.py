@@ -252,3 +252,27 @@ def test_grcc_builds_the_dvbs2_bch_decoder_or_reports_the_error(tmp_path, grcc, 
     else:
         assert result.returncode != 0
         assert message in result.stdout + result.stderr
+
+
+def soft_output_graph(soft_vlen):
+    """:func:`decoder_graph` of wifi-648-1/2 with ``soft_output: posterior`` and its second
+    port (float, ``soft_vlen``) into a null sink."""
+    sink = ("- name: llr_snk\n  id: blocks_null_sink\n"
+            f"  parameters: {{num_inputs: '1', type: float, vlen: '{soft_vlen}'}}\n"
+            "  states: {coordinate: [400, 200], rotation: 0, state: enabled}\n")
+    return decoder_graph("wifi-648-1/2", 648, 324).replace(
+        "{code: 'wifi-648-1/2'}", "{code: 'wifi-648-1/2', soft_output: posterior}").replace(
+        "connections:\n", sink + "connections:\n- [dec, '1', llr_snk, '0']\n")
+
+
+def test_grcc_builds_the_decoder_with_soft_output(tmp_path, grcc):
+    """Soft output: a second port of n float LLRs, passed to the block as a Python user does."""
+    (tmp_path / "check.grc").write_text(soft_output_graph(648))
+    result = grcc(tmp_path / "check.grc", tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    generated = (tmp_path / "check.py").read_text()
+    assert "precision='float32',\n            soft_output='posterior')" in generated
+    assert "self.connect((self.dec, 1), (self.llr_snk, 0))" in generated
+    (tmp_path / "check.grc").write_text(soft_output_graph(324))
+    result = grcc(tmp_path / "check.grc", tmp_path)
+    assert 'Source IO size "2592" does not match sink IO size "1296"' in result.stdout + result.stderr

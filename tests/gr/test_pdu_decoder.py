@@ -51,3 +51,28 @@ def test_pdu_frames_metadata_drop_and_rejects(backend):
     last = pmt.to_python(stats[-1])
     assert (last["frames"], last["failures"], last["dropped"], last["rejected"]) == (4, 1, 1, 2)
     assert decoder.stats()["rejected"] == 2
+
+
+def test_pdu_soft_output_in_the_metadata(backend):
+    """``soft_output``: the ``llr`` entry holds the kept frames' LLRs one after the other, in the
+    input's (GNU Radio) sign, as gl.Decoder gives them; none without it."""
+    code = gl.codes.get(CODE)
+    rng = np.random.default_rng(6)
+    llr = gl.channel.transmit(code, code.encode(rng.integers(0, 2, (2, code.k), dtype=np.uint8)), 3.0, rng)
+    want = gl.Decoder(code, backend=backend, positive_llr_bit=1, soft_output="posterior").decode(-llr)
+    metas = []
+    for soft_output in ("posterior", None):
+        decoder = gpuldpc.ldpc_decoder_pdu(CODE, backend=backend, soft_output=soft_output)
+        store = blocks.message_debug()
+        tb = gr.top_block()
+        tb.msg_connect(decoder, "out", store, "store")
+        tb.start()
+        frames = (-llr).ravel()
+        decoder.to_basic_block()._post(pmt.intern("in"),
+                                       pmt.cons(pmt.PMT_NIL, pmt.init_f32vector(frames.size, frames.tolist())))
+        pdus = wait_for(store, 1)
+        tb.stop()
+        tb.wait()
+        metas.append(pmt.to_python(pmt.car(pdus[0])))
+    np.testing.assert_array_equal(np.asarray(metas[0]["llr"], np.float32), want.llr.ravel())
+    assert "llr" not in metas[1]

@@ -278,3 +278,21 @@ def test_nr_fields_in_the_pdu_decoder():
 def test_nr_fields_bad_values_raise_the_code_librarys_errors(block, fields, message):
     with pytest.raises(ValueError, match=message):
         block(**fields)
+
+
+@pytest.mark.parametrize("soft_output", ["posterior", "extrinsic"])
+def test_ldpc_decoder_soft_output_port(wifi_frames, backend, soft_output):
+    """The second port: each frame's LLRs in the input's (GNU Radio) sign, as gl.Decoder gives them."""
+    code, info, llr = wifi_frames
+    want = gl.Decoder(code, backend=backend, positive_llr_bit=1, soft_output=soft_output).decode(-llr)
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, batch=4, soft_output=soft_output)
+    source = blocks.vector_source_f((-llr).ravel().tolist(), False, code.n)
+    bits, soft = blocks.vector_sink_b(code.k), blocks.vector_sink_f(code.n)
+    tb = gr.top_block()
+    tb.connect(source, block, bits)
+    tb.connect((block, 1), soft)
+    tb.run()
+    np.testing.assert_array_equal(np.array(bits.data(), np.uint8).reshape(-1, code.k), info)
+    np.testing.assert_array_equal(np.array(soft.data(), np.float32).reshape(-1, code.n), want.llr)
+    assert block.output_signature().sizeof_stream_item(1) == 4 * code.n
+    assert gpuldpc.ldpc_decoder(BINARY, backend=backend).output_signature().max_streams() == 1

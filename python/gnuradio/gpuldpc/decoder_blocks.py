@@ -15,6 +15,10 @@ flight are the first ones waiting at the next call; when no more input waits, a
 call finishes its own batch at once, so the last frames of a finite stream, or
 the frames of a slow stream, are never held back.
 
+With ``soft_output`` (``ldpc_decoder``) a second output port carries each kept frame's soft
+output, a float vector of ``vlen_soft`` LLRs (:mod:`gpuldpc.soft`, in the input's LLR sign),
+item for item with the bits.
+
 Per output frame stream tags are added at its item: ``iterations`` (long),
 ``valid`` (bool, syndrome zero), and ``bad_llr`` (bool True) on a frame whose
 LLRs held NaN or +-inf and was decoded with them erased (``on_bad_llr="erase"``);
@@ -77,9 +81,10 @@ class _FrameDecoderBlock(gr.basic_block):
 
     def __init__(self, name: str, stats_interval: float, **stream_args):
         self.core = StreamDecoder(warn=gr.log.warn, **stream_args)
+        soft = [(np.float32, self.core.vlen_soft)] if self.core.vlen_soft else []
         gr.basic_block.__init__(self, name=name,
                                 in_sig=[(np.float32, self.core.vlen_in)],
-                                out_sig=[(np.uint8, self.core.vlen_out)])
+                                out_sig=[(np.uint8, self.core.vlen_out)] + soft)
         self.set_output_multiple(self.core.batch)
         self.set_max_noutput_items(self.core.batch)
         self.set_tag_propagation_policy(gr.TPP_DONT)
@@ -124,7 +129,7 @@ class _FrameDecoderBlock(gr.basic_block):
 
     def general_work(self, input_items, output_items):
         try:
-            produced = self._work(input_items[0], output_items[0])
+            produced = self._work(input_items[0], *output_items)
         except Exception as exc:  # noqa: BLE001  (anything left is fatal: end the stream, say why)
             self.error = f"{type(exc).__name__}: {exc}"
             gr.log.error(f"{self.name()}: stopping the stream: {self.error}\n{traceback.format_exc()}")
@@ -133,9 +138,10 @@ class _FrameDecoderBlock(gr.basic_block):
             self.publish_stats()
         return produced
 
-    def _work(self, inp, out):
-        """:meth:`gpuldpc.streaming.StreamDecoder.work`: hand over, finish, tag, consume."""
-        consumed, batch = self.core.work(inp, out)
+    def _work(self, inp, out, soft_out=None):
+        """:meth:`gpuldpc.streaming.StreamDecoder.work`: hand over, finish, tag, consume
+        (``soft_out``: the soft output port's buffer, with ``soft_output``)."""
+        consumed, batch = self.core.work(inp, out, soft_out)
         if batch is None:
             return 0
         self._tag_frames(consumed, batch)
@@ -216,6 +222,10 @@ class ldpc_decoder(_FrameDecoderBlock):
         Message arithmetic (:class:`gpuldpc.Decoder`): "float16" runs min-sum in binary16,
         two frames a GPU thread (cuda, or the reference decoder: the same bits), "int16" and
         "int8" fixed point on the cpu backend.
+    soft_output : {None, "posterior", "extrinsic"}
+        A second output port of float vectors: each frame's posterior LLRs (``n``; a 5G NR
+        block: its ``decoded_positions``), or those less the channel LLRs, in the input's
+        sign (:mod:`gpuldpc.soft`; cuda: the throughput preset).
     """
 
     def __init__(self, code=None, algorithm="nms", schedule="layered",
@@ -223,7 +233,7 @@ class ldpc_decoder(_FrameDecoderBlock):
                  output="info", on_failure="pass", preset="throughput", batch=0,
                  devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0,
                  precision="float32", on_bad_llr="erase", k=None, e=None, rv=0, bg=None,
-                 n_ref=None, qm=None):
+                 n_ref=None, qm=None, soft_output=None):
         code = require_kind(block_code(code, k, e, rv, bg, n_ref, qm), binary=True)
         super().__init__("ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
@@ -231,7 +241,7 @@ class ldpc_decoder(_FrameDecoderBlock):
                          positive_llr_bit=positive_llr_bit, output=output,
                          on_failure=on_failure, on_bad_llr=on_bad_llr, preset=preset, batch=batch,
                          devices=devices, streams=streams, alpha=alpha, beta=beta,
-                         precision=precision)
+                         precision=precision, soft_output=soft_output)
 
 
 class nb_ldpc_decoder(_FrameDecoderBlock):

@@ -5,8 +5,10 @@ multiple of the block's input frame length, n LLRs for binary codes); they
 are decoded in one ``Decoder.decode`` call and leave as one PDU (dropped frames
 left out).  The output metadata is the input's plus ``iterations``, ``valid``
 and ``bad_llr`` (one entry per output frame: s32vector, u8vector, u8vector),
-``frames`` and ``dropped``.  Frames with NaN/+-inf LLRs follow ``on_bad_llr``
-(erased and marked, or dropped), a backend fault moves the block to the CPU
+``frames`` and ``dropped``; with ``soft_output`` (:mod:`gpuldpc.soft`) also ``llr``, an
+f32vector of the output frames' soft output one after the other (``vlen_soft`` values a frame:
+n LLRs, a 5G NR block's decoded positions; in the input's sign).  Frames with NaN/+-inf LLRs
+follow ``on_bad_llr`` (erased and marked, or dropped), a backend fault moves the block to the CPU
 backend with the PDU decoded again there (:mod:`gpuldpc.streaming`).  Malformed
 PDUs (not a pair, not an f32vector, wrong length), and a PDU whose decoding
 raised any other error, are counted and reported on the ``stats`` port as
@@ -37,22 +39,25 @@ class ldpc_decoder_pdu(gr.basic_block):
     ``devices``, ``streams``, and the 5G NR fields ``k``, ``e``, ``rv``, ``bg``, ``n_ref``,
     ``qm`` instead of ``code``: a frame is then ``e`` LLRs, or one ``e`` per rv of
     ``rv=[0, 2]`` side by side), plus ``llr_input`` and ``output_format`` for GF(q) codes.
-    ``algorithm=None`` takes the code's default (``nms`` / ``minmax``).
+    ``algorithm=None`` takes the code's default (``nms`` / ``minmax``).  ``soft_output``
+    (None, ``"posterior"``, ``"extrinsic"``): the ``llr`` metadata entry; the GPU then runs the
+    throughput preset's kernels (the latency preset's write no soft output).
     """
 
     def __init__(self, code=None, algorithm=None, schedule="layered",
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  output="info", on_failure="pass", llr_input="bit", output_format="symbols",
                  devices=None, streams=None, on_bad_llr="erase", k=None, e=None, rv=0, bg=None,
-                 n_ref=None, qm=None):
+                 n_ref=None, qm=None, soft_output=None):
         code = block_code(code, k, e, rv, bg, n_ref, qm)
         self.core = StreamDecoder(code, positive_llr_bit=positive_llr_bit, output=output,
                                   on_failure=on_failure, on_bad_llr=on_bad_llr,
                                   warn=gr.log.warn, llr_input=llr_input,
-                                  output_format=output_format, preset="latency",
+                                  output_format=output_format,
+                                  preset="latency" if soft_output is None else "throughput",
                                   devices=devices, streams=streams, algorithm=algorithm,
                                   schedule=schedule, max_iterations=max_iterations,
-                                  early_stop=early_stop, backend=backend)
+                                  early_stop=early_stop, backend=backend, soft_output=soft_output)
         gr.basic_block.__init__(self, name="ldpc_decoder_pdu", in_sig=None, out_sig=None)
         self.rejected = 0
         self.message_port_register_in(pmt.intern(IN_PORT))
@@ -100,6 +105,9 @@ class ldpc_decoder_pdu(gr.basic_block):
         meta = pmt.dict_add(meta, pmt.intern("frames"), pmt.from_long(batch.kept.size))
         meta = pmt.dict_add(meta, pmt.intern("dropped"),
                             pmt.from_long(llr.size // vlen - batch.kept.size))
+        if batch.llr is not None:
+            soft = batch.llr.reshape(-1)
+            meta = pmt.dict_add(meta, pmt.intern("llr"), pmt.init_f32vector(soft.size, soft.tolist()))
         bits = batch.out.reshape(-1)
         self.message_port_pub(pmt.intern(OUT_PORT),
                               pmt.cons(meta, pmt.init_u8vector(bits.size, bits.tolist())))

@@ -52,7 +52,7 @@ PRECISIONS = ("float32", "float16")
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
 _SMEM_DEFAULT_LIMIT = 48 * 1024
-_ARG_TYPES = "PfPiPPPPPiiiiiiiiiff"
+_ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
 RESIDENT_PREFIX = "qc_ep12x1x8_"      # kernels/qc_resident.cu: the resident copies of this kernel
 
 
@@ -149,6 +149,7 @@ class _QcPlan:
         self.edges = drv.to_device(layout.edges)
         self.layer_start = drv.to_device(layout.layer_start)
         self.bits_width = (dec.code.n + 7) // 8 if dec.packed else dec.code.n
+        self.soft_width = dec.code.n if dec.soft_output else 0    # posteriors a frame (engine)
         self.msg_floats = layout.nblocks * layout.z if dec.kernel.startswith("qc_stored") else 0
         self.frames_per_wave = self.shape.frames_per_wave
         self.default_streams = 1 if dec.preset == "latency" else 8
@@ -192,7 +193,7 @@ class _QcPlan:
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.edges, self.layer_start,
             scratch if scratch is not None else 0, lay.n, lay.z, lay.layers, lay.nblocks, count,
             shape.frames_per_block, d.max_iterations, int(d.early_stop), RULES[d.algorithm], d.alpha, d.beta,
-            shared_size=shape.shared_bytes)
+            out[3], shared_size=shape.shared_bytes)
 
 
 class CudaDecoder(GpuDecoder):
@@ -234,6 +235,11 @@ class CudaDecoder(GpuDecoder):
         go to the sparse kernel (:mod:`.sparse_layout`, min-sum only); its posteriors live in
         shared memory where a frame's fit ("auto"), or in device memory.  Ignored by the QC
         kernels.
+    soft_output : bool
+        Also return each frame's float32 posteriors at its stop (``DecodeResult.llr``,
+        :mod:`gpuldpc.soft`; in the caller's sign, units of ``value * llr_scale``), written by
+        the throughput preset's kernels (``ms*``, ``hs*``: binary16 converted, ``stored``);
+        ValueError with ``preset="latency"``.
     shaping : gpuldpc.codes.shaping.Shaping, optional
         The transmission of ``code`` (a shaped code's ``decoded_shaping``, with ``code`` its
         ``decoded``): ``decode`` then takes the ``shaping.n`` received LLRs [batch, E] of
@@ -245,7 +251,7 @@ class CudaDecoder(GpuDecoder):
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
-                 packed=False, resident=True, shaping=None, posteriors="auto"):
+                 packed=False, resident=True, shaping=None, posteriors="auto", soft_output=False):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -275,6 +281,11 @@ class CudaDecoder(GpuDecoder):
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
         self.packed, self.resident = bool(packed), bool(resident)
+        self.soft_output = bool(soft_output)
+        if self.soft_output and preset == "latency":
+            raise ValueError("soft_output is written by the throughput preset's kernels; the latency "
+                             "preset's (ep*, resident) write hard decisions only: use preset='throughput', "
+                             "or backend='cpu'")
         if posteriors not in POSTERIORS:
             raise ValueError(f"posteriors={posteriors!r} is not one of {POSTERIORS}")
         self.posteriors = posteriors

@@ -27,6 +27,10 @@ chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
   (:class:`.host_memory.ResultPool`), which the returned arrays are views of (or the bits
   into the caller's ``out``); the latency presets' kernels write theirs straight into the
   slot's mapped host buffer, copied from there into small arrays;
+* soft output (a plan with ``soft_width`` > 0 floats a frame, :mod:`gpuldpc.soft`): each slot
+  has a device array of its chunk's posteriors, which the kernel writes once and which is
+  copied by DMA after the bits into the same page-locked block of the ticket (``llr``, float32
+  [batch, soft_width]); not with mapped output or ``out_device`` (the decoders refuse those);
 * ``out_device``: the kernels write the bits and iteration counts straight into a pooled
   device block of the ticket (:class:`.device_memory.DeviceResults`), which the result's
   :class:`~.device_memory.DeviceArray` objects are; only the flag bytes are copied to the
@@ -51,8 +55,9 @@ engine asks it for
 * ``mapped_input``, ``mapped_output``: zero copy (the latency presets, on a device with
   unified addressing): the kernel reads the LLRs from (input) or writes its results to
   (output) mapped page-locked host memory in place, instead of a copy in or a copy out;
+* ``soft_width`` (optional, default 0): floats of soft output a frame;
 * ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with ``out = (bits,
-  iterations, flags)`` addresses: enqueue the kernel(s) of ``count`` frames;
+  iterations, flags, soft)`` addresses (soft 0: none): enqueue the kernel(s) of ``count`` frames;
 * ``resident(slot)``: a :class:`~.resident.ResidentKernel` serving the slot's small chunks
   (the binary latency preset), or None: chunks of at most its ``frames`` frames are posted
   to the running kernel instead of launched.
@@ -87,6 +92,10 @@ def _flags_offset(frames: int) -> int:
     return -(-5 * frames // 16) * 16
 
 
+def _ceil16(nbytes: int) -> int:
+    return -(-nbytes // 16) * 16
+
+
 def _check_out(out: np.ndarray, batch: int, width: int):
     """ValueError unless ``out`` can take the hard decisions of ``batch`` frames."""
     if out.shape != (batch, width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
@@ -113,15 +122,19 @@ class Ticket:
     last chunk there, so a later ticket's work on the same stream is not waited for);
     ``keep`` holds the input until then.  ``device``: results on the GPU (``out_device``),
     a :class:`.device_memory.DeviceResults` whose ``bits``/``iterations`` the ticket's are
-    (only the flags come to the host); else None."""
+    (only the flags come to the host); else None.  ``llr``: the soft output, float32
+    [batch, soft_width] in the same block after the bits (16-byte aligned), or None."""
 
-    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device")
+    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device", "llr")
 
-    def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts, device=None):
+    def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts, device=None,
+                 soft_width: int = 0):
         off = _flags_offset(batch)
         self.streams = []
-        size = off + (batch * width if out is None and device is None else 0)
+        soft_at = off + _ceil16(batch * width if out is None and device is None else 0)
+        size = soft_at + 4 * batch * soft_width if soft_width else soft_at
         block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
+        self.llr = block[soft_at:size].view(np.float32).reshape(batch, soft_width) if soft_width else None
         self.flags = block[4 * batch:5 * batch]
         self.device = device
         if device is not None:
@@ -161,7 +174,7 @@ class _Slot:
     results land and are copied from when collected (``pending``).  ``done`` is recorded after
     the slot's last chunk, ``input_free`` after the copy out of its staging buffer."""
 
-    def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False):
+    def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False, soft_width=0):
         drv = driver()
         self.ctx, self.mapped_in, self.mapped_out = ctx, mapped_in, mapped_out
         self.stream = drv.Stream()
@@ -178,7 +191,8 @@ class _Slot:
         else:
             self.dev_out = drv.mem_alloc(nbytes)
             base = int(self.dev_out)
-        self.out = (base + self.flags, base, base + 4 * capacity)
+        self.soft = drv.mem_alloc(4 * capacity * soft_width) if soft_width else None  # posteriors
+        self.out = (base + self.flags, base, base + 4 * capacity, int(self.soft) if soft_width else 0)
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
         self._view = None       # the staging buffer's view of the last staged shape
@@ -220,8 +234,8 @@ class _Slot:
         ticket.flags[a:b] = self.host_out[4 * self.capacity:4 * self.capacity + count]
 
     @staticmethod
-    def device_bytes(capacity, frame_bytes, bits_width, scratch_bytes) -> int:
-        return capacity * (frame_bytes + bits_width + 5) + 16 + scratch_bytes
+    def device_bytes(capacity, frame_bytes, bits_width, scratch_bytes, soft_width=0) -> int:
+        return capacity * (frame_bytes + bits_width + 5 + 4 * soft_width) + 16 + scratch_bytes
 
 
 class DeviceEngine:
@@ -236,12 +250,13 @@ class DeviceEngine:
             self.chunk = chunk or plan.default_chunk(self.streams, free)
             frame_bytes = plan.frame_bytes(default_kind)
             scratch = plan.scratch_bytes(self.chunk)
-            need = self.streams * _Slot.device_bytes(self.chunk, frame_bytes, plan.bits_width, scratch)
+            soft = self.soft_width = getattr(plan, "soft_width", 0)
+            need = self.streams * _Slot.device_bytes(self.chunk, frame_bytes, plan.bits_width, scratch, soft)
             try:
                 if need > free:
                     raise drv.MemoryError("requested more than the free device memory")
                 self.slots = [_Slot(ctx, self.chunk, plan.bits_width, scratch, plan.mapped_input,
-                                    plan.mapped_output)
+                                    plan.mapped_output, soft)
                               for _ in range(self.streams)]
                 for slot in self.slots:
                     slot.reserve_input(frame_bytes)
@@ -323,7 +338,7 @@ class DeviceEngine:
                     slot.resident.post(count, int(dev_in))
                 elif dev_out is not None:           # results into the ticket's device block
                     i = start + a
-                    out = (dev_out[0] + i * plan.bits_width, dev_out[1] + 4 * i, dev_out[2] + i)
+                    out = (dev_out[0] + i * plan.bits_width, dev_out[1] + 4 * i, dev_out[2] + i, 0)
                     plan.launch(slot.stream, count, dev_in, kind, out, slot.scratch, slot.capacity)
                     drv.memcpy_dtoh_async(ticket.flags[i:start + b], out[2], slot.stream)
                 else:
@@ -331,10 +346,12 @@ class DeviceEngine:
                 if slot.mapped_out and dev_out is None:     # results in host_out: copied when collected
                     slot.pending = (ticket, start + a, start + b, posted)
                 elif dev_out is None:
-                    s, dev_bits, dev_iters, dev_flags = slot.stream, *slot.out
+                    s, dev_bits, dev_iters, dev_flags, _ = slot.stream, *slot.out
                     drv.memcpy_dtoh_async(ticket.bits[start + a:start + b], dev_bits, s)
                     drv.memcpy_dtoh_async(ticket.iterations[start + a:start + b], dev_iters, s)
                     drv.memcpy_dtoh_async(ticket.flags[start + a:start + b], dev_flags, s)
+                    if slot.soft is not None:
+                        drv.memcpy_dtoh_async(ticket.llr[start + a:start + b], slot.soft, s)
                 if not posted:
                     slot.done.record(slot.stream)
                     if plan.mapped_input and not on_device and staged_for_kernel:
@@ -495,7 +512,9 @@ class GpuDecoder:
         (engine, start, stop) per device, equal shares of a host batch; the whole batch on
         the device of device input (:class:`DeviceLLR`), or on the first device for results
         on the GPU (``out_device``), whose device block it then holds."""
-        width = self.bits_width
+        width, soft = self.bits_width, self.engines[0].soft_width
+        if out_device and soft:
+            raise ValueError("soft output is copied to the host with the bits; pass out_device=False")
         if out is not None:
             if out_device:
                 raise ValueError("out= takes host arrays; with out_device=True the results are new GPU arrays")
@@ -510,7 +529,7 @@ class GpuDecoder:
         if out_device:
             with parts[0][0].ctx.active():
                 device = parts[0][0].device_results(batch, width)
-        return Ticket(self.results, batch, width, out, parts, device)
+        return Ticket(self.results, batch, width, out, parts, device, soft)
 
     def _engine(self, device):
         """The engine on GPU ``device`` (None: the first)."""
@@ -655,7 +674,8 @@ class GpuDecoder:
 
     def _result(self, ticket: Ticket):
         if ticket.device is None:
-            return self._make_result(ticket.bits, ticket.iterations, ticket.flags)
+            res = self._make_result(ticket.bits, ticket.iterations, ticket.flags)
+            return res if ticket.llr is None else res._replace(llr=ticket.llr)
         pos, k = self.code.info_positions, self.code.k      # results on the GPU: info is a view
         info = ticket.bits.columns(k) if pos[-1] == k - 1 else None
         return DecodeResult(ticket.bits, info, ticket.iterations, *split_flags(ticket.flags))

@@ -118,7 +118,7 @@ class _NbPlan:
 
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
         if self.frame is not None:
-            return self.frame.launch(stream, count, dev_in, kind == "bits", *out, scratch)
+            return self.frame.launch(stream, count, dev_in, kind == "bits", *out[:3], scratch)  # (no soft output)
         d, lay, t = self.dec, self.dec.layout, self.tables
         post = int(scratch)
         r = post + 4 * capacity * self.nq * (2 if self.channel_copy else 1)

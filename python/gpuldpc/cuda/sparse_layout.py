@@ -39,7 +39,7 @@ ROW_VARIANTS = (8, 16, 32, 40, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows 
 MAX_ROW = ROW_VARIANTS[-1]      # the sign bits 0..57 of a row record
 QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
 POSTERIORS = ("auto", "shared", "device")
-_ARG_TYPES = "PfPiPPPiPPPPiiiiiiiiff"
+_ARG_TYPES = "PfPiPPPiPPPPiiiiiiiiffP"
 _RULES = {"nms": 0, "oms": 1}
 
 
@@ -136,6 +136,7 @@ class SparsePlan:
         self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
             drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
         self.bits_width = (lay.n + 7) // 8 if dec.packed else lay.n
+        self.soft_width = lay.n if dec.soft_output else 0       # posteriors a frame (engine)
         self.default_streams = 1 if dec.preset == "latency" else 4
         self.mapped_input = self.mapped_output = False
 
@@ -159,4 +160,4 @@ class SparsePlan:
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.cols_t, lay.cols_t.shape[0],
             self.layer_start, self.col_ptr, self.col_edges, scratch,
             self.scratch_frame, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
-            _RULES[d.algorithm], d.alpha, d.beta, shared_size=self.shape.shared_bytes)
+            _RULES[d.algorithm], d.alpha, d.beta, out[3], shared_size=self.shape.shared_bytes)

@@ -30,6 +30,11 @@ every sum saturates to the same symmetric range; ``alpha`` is applied as
 trades resolution against the saturation level (``int8`` default 6: steps of
 1/6, saturation at |L| = 21.2; ``int16`` default 64: steps of 1/64, saturation
 at |L| = 512).  docs/cpu.md gives the measured error rates.
+
+Soft output (``soft_output``, :mod:`gpuldpc.soft`): the C++ decoders copy each frame's
+posteriors out of its SIMD lane when it stops (binary: in the input's sign, fixed point
+de-scaled by ``llr_scale``; GF(q): the costs, normalised here by
+:func:`gpuldpc.soft.normalized_costs`).  Float32 min-sum gives the reference's numbers.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ import numpy as np
 from .. import _native
 from ..errors import BackendUnavailable
 from ..result import make_result
+from ..soft import normalized_costs
 
 DEFAULT_LLR_SCALE = {"float32": 1.0, "int16": 64.0, "int8": 6.0}
 """Fixed-point LLR unit per precision: integer = round(L * scale), saturated."""
@@ -83,10 +89,11 @@ class CpuDecoder:
         Instruction set chosen at run time ("AVX3" = AVX-512, "AVX2", "SSE4").
     """
 
-    def __init__(self, code, impl, simd):
+    def __init__(self, code, impl, simd, soft: bool = False):
         self.code = code
         self._impl = impl
         self.simd = simd
+        self._soft = bool(soft)
         self.applies_llr_sign = code.is_binary   # gl.Decoder(positive_llr_bit=1): the C++ load negates
 
     @property
@@ -105,8 +112,10 @@ class CpuDecoder:
     def decode(self, llr: np.ndarray, out=None):
         """Decode the batch; NaN / +-inf LLRs are loaded by the rule of :mod:`gpuldpc.bad_llr`
         in the C++ load of each chunk (no pass here) and their frames flagged in ``bad_llr``."""
-        bits, iterations, valid, bad = self._impl.decode(llr)
-        return make_result(self.code, bits, iterations, valid, bad, out)
+        bits, iterations, valid, bad, post = self._impl.decode(llr, self._soft)
+        if post is not None and not self.code.is_binary:
+            post = normalized_costs(post)
+        return make_result(self.code, bits, iterations, valid, bad, out, post)
 
 
 def _binary(core, code, settings):
@@ -153,4 +162,4 @@ def make(code, settings) -> CpuDecoder:
                                  "backend='cuda' (or 'reference': the same bits, slowly)")
     core = _core()
     build = _binary if code.is_binary else _non_binary
-    return CpuDecoder(code, build(core, code, settings), core.simd_target())
+    return CpuDecoder(code, build(core, code, settings), core.simd_target(), settings.soft_output is not None)

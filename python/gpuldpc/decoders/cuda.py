@@ -28,6 +28,11 @@ Shaped codes (5G NR, :mod:`gpuldpc.codes.shaping`): :func:`make_shaped` builds t
 of ``code.decoded`` with ``shaping=code.decoded_shaping``, so that the E received LLRs go
 to the GPU as they are and are recovered there (:mod:`gpuldpc.cuda.recovery`); the
 latency preset keeps the host recovery (and with it the resident kernel).
+
+Soft output (``soft_output``, :mod:`gpuldpc.soft`): binary codes with the throughput preset
+(the kernels write the posteriors, ``CudaDecoder(soft_output=True)``); the latency preset and
+the GF(q) decoders raise ValueError.  ``llr_unit`` (``|llr_scale|``) is what the front door
+multiplies the input by for ``"extrinsic"``.
 """
 from __future__ import annotations
 
@@ -49,6 +54,7 @@ class _Backend:
         self.llr_dtypes = (np.dtype(getattr(decoder, "llr_np_dtype", np.float32)),)
         self.accepts_bit_llr = not decoder.code.is_binary
         self.applies_llr_sign = decoder.code.is_binary  # a negative llr_scale (kernels' load)
+        self.llr_unit = abs(float(getattr(decoder, "llr_scale", 1.0)))  # kernels' LLR = value * llr_scale
         self._unpack = getattr(decoder, "packed", False)
         self.pinned_llr = decoder.pinned_llr
         self.preferred_batch = decoder.preferred_batch
@@ -82,7 +88,7 @@ class _Backend:
             return res
         code = self.decoder.code
         return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid,
-                           res.bad_llr)
+                           res.bad_llr, llr=res.llr)
 
 
 def _check_options(options, known, what):
@@ -102,6 +108,9 @@ def make(code, settings, shaping=None):
                                  f"float16); precision={settings.precision!r} is not offered (int8/float16 "
                                  "LLR input: llr_dtype='int8' / 'float16')")
     if not code.is_binary:
+        if settings.soft_output is not None:
+            raise ValueError(f"soft_output={settings.soft_output!r}: the GF(q) cuda decoders write hard "
+                             "decisions only; use backend='cpu' (Min-Max) or backend='reference'")
         _check_options(settings.options, _NB_OPTIONS, "GF(q) cuda")
         driver()
         from ..cuda.nb_decoder import NbCudaDecoder
@@ -116,7 +125,7 @@ def make(code, settings, shaping=None):
     try:
         dec = CudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
-                          shaping=shaping, **options)
+                          shaping=shaping, soft_output=settings.soft_output is not None, **options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
     return _Backend(dec)

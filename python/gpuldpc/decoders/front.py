@@ -26,6 +26,12 @@ GPU-resident LLRs (issue 16): ``decode``/``submit`` take any object exposing DLP
 any launch (:mod:`gpuldpc.device_arrays`: dtype, shape, contiguity, device, alignment; the
 producer-stream rule); their results stay on the GPU unless ``out_device=False`` or
 ``out=`` is given (:class:`gpuldpc.cuda.device_memory.DeviceArray`).
+
+Soft output (issue 16, :mod:`gpuldpc.soft`): ``soft_output="posterior"`` (or
+``"extrinsic"``) has the backend return its posteriors in ``DecodeResult.llr`` in the sign it
+decoded in; the front door negates them back where it negated the input
+(``positive_llr_bit=1`` for a backend that does not apply the sign) and subtracts the channel
+for ``"extrinsic"``.
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ import threading
 
 import numpy as np
 
-from .. import bad_llr, device_arrays
+from .. import bad_llr, device_arrays, soft
 from ..codes.code import Code
 from ..codes.shaping import ShapedCode, make_backend
 from ..errors import BackendUnavailable
@@ -70,17 +76,18 @@ class Ticket:
     their input order.  The LLR array must stay unchanged until :meth:`result` returns
     (the GPU may read it where it lies)."""
 
-    __slots__ = ("_decoder", "_handle", "_wait", "_result")
+    __slots__ = ("_decoder", "_handle", "_wait", "_result", "_llr")
 
-    def __init__(self, decoder: "Decoder", handle, wait):
+    def __init__(self, decoder: "Decoder", handle, wait, llr=None):
         self._decoder, self._handle, self._wait, self._result = decoder, handle, wait, None
+        self._llr = llr   # the LLRs handed to the backend, for soft_output="extrinsic"
 
     def result(self) -> DecodeResult:
         """The decoded batch (waits for it; raises what decoding raised, e.g. the
         ``on_bad_llr="raise"`` ValueError)."""
         if self._result is None:
-            self._result = self._decoder._finish(self._wait(self._handle))
-            self._handle = None
+            self._result = self._decoder._finish(self._wait(self._handle), self._llr)
+            self._handle = self._llr = None
         return self._result
 
 
@@ -129,6 +136,13 @@ class Decoder:
         Which bit a positive bit LLR means: 0 (default, ``L = ln P(0)/P(1)``) or 1 (GNU
         Radio's soft decoders and gr-fec).  GF(q) symbol LLRs have no sign and are taken
         as they are.
+    soft_output : {None, "posterior", "extrinsic"}
+        Soft output in ``DecodeResult.llr`` (:mod:`gpuldpc.soft`): None (default) none;
+        ``"posterior"`` the posterior LLRs float32 [batch, n] (GF(q): normalised symbol
+        costs [batch, n, q]) at each frame's stop, in the ``positive_llr_bit`` sign;
+        ``"extrinsic"`` (binary codes) the posterior less the channel LLRs.  On
+        ``reference``, ``cpu`` and the ``cuda`` binary throughput preset; elsewhere
+        ValueError at construction.
     **options
         Backend-specific options (e.g. ``devices``, ``streams``, ``preset``).
     """
@@ -137,7 +151,7 @@ class Decoder:
                  max_iterations: int = 10, early_stop: bool = True, backend: str = "auto",
                  alpha: float = 0.75, beta: float = 0.5, precision: str = "float32",
                  threads: int | None = None, on_bad_llr: str = "raise", positive_llr_bit: int = 0,
-                 **options):
+                 soft_output: str | None = None, **options):
         if not isinstance(code, (Code, ShapedCode)):
             raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)) or ShapedCode (gl.codes.nr(...)), "
                             f"got {type(code).__name__}")
@@ -163,10 +177,11 @@ class Decoder:
         if positive_llr_bit not in (0, 1) or isinstance(positive_llr_bit, bool):
             raise ValueError(f"positive_llr_bit must be 0 (L = ln P(0)/P(1)) or 1 (GNU Radio: "
                              f"positive LLR = bit 1), got {positive_llr_bit!r}")
+        soft.check(code, soft_output, isinstance(code, ShapedCode))
         self.code = code
         self.settings = Settings(algorithm, schedule, int(max_iterations), bool(early_stop),
                                  float(alpha), float(beta), precision, threads, dict(options), on_bad_llr,
-                                 int(positive_llr_bit))
+                                 int(positive_llr_bit), soft_output)
         self.backend, self._impl = self._make_backend(backend)
         self._raise = on_bad_llr == "raise"
         self._dtypes = tuple(np.dtype(d) for d in getattr(self._impl, "llr_dtypes", (np.float32,)))
@@ -177,6 +192,8 @@ class Decoder:
         self._shapes = ((code.n,),) if code.is_binary else ((code.n, code.q), (code.n * code.bits_per_symbol,))
         self._bit_llr_on_host = not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False)
         self._negate = positive_llr_bit == 1 and not getattr(self._impl, "applies_llr_sign", False)
+        self._soft = soft_output is not None
+        self._extrinsic = soft_output == "extrinsic"
         self._worker = None
         self._worker_lock = threading.Lock()
 
@@ -293,7 +310,7 @@ class Decoder:
             return self._finish(self._impl.decode(arr, out, out_device=True))
         if self._bit_llr_on_host and arr.ndim == 2:
             return self._decode_bits_on_host(arr, out)
-        return self._finish(self._impl.decode(arr, out))
+        return self._finish(self._impl.decode(arr, out), arr)
 
     def submit(self, llr, out: np.ndarray | None = None, *, out_device: bool | None = None) -> Ticket:
         """Hand a batch over and return at once: ``submit(llr).result() == decode(llr)``.
@@ -306,13 +323,14 @@ class Decoder:
         own = getattr(self._impl, "submit", None)
         if self._wants_device(arr, out, out_device):
             return Ticket(self, own(arr, out, out_device=True), self._impl.result)
+        keep = arr if self._extrinsic else None
         if own is not None and not (self._bit_llr_on_host and arr.ndim == 2):
-            return Ticket(self, own(arr, out), self._impl.result)
+            return Ticket(self, own(arr, out), self._impl.result, keep)
         with self._worker_lock:
             if self._worker is None:
                 self._worker = concurrent.futures.ThreadPoolExecutor(1, "gpuldpc-decode")
         run = self._decode_bits_on_host if self._bit_llr_on_host and arr.ndim == 2 else self._impl.decode
-        return Ticket(self, self._worker.submit(run, arr, out), concurrent.futures.Future.result)
+        return Ticket(self, self._worker.submit(run, arr, out), concurrent.futures.Future.result, keep)
 
     def _device_backend(self, what: str):
         """TypeError unless the backend takes GPU arrays (cuda, plain codes)."""
@@ -332,17 +350,31 @@ class Decoder:
                                    impl.device_ordinal)
 
     def _wants_device(self, arr, out, out_device) -> bool:
-        """Results on the GPU? (``out_device``, see :meth:`decode`.)"""
+        """Results on the GPU? (``out_device``, see :meth:`decode`.)  Soft output: host results
+        (ValueError for results on the GPU; GPU LLRs with ``"extrinsic"``)."""
+        on_gpu = isinstance(arr, device_arrays.DeviceLLR)
         if out_device is None:
-            return isinstance(arr, device_arrays.DeviceLLR) and out is None
+            out_device = on_gpu and out is None
         if out_device:
             self._device_backend("out_device=True")
+        if self._soft and (out_device or (on_gpu and self._extrinsic)):
+            raise ValueError(f"soft_output={self.settings.soft_output!r} returns host arrays"
+                             + (" and subtracts host LLRs: hand host arrays to decode()" if not out_device
+                                else ": pass out_device=False"))
         return bool(out_device)
 
-    def _finish(self, res: DecodeResult) -> DecodeResult:
-        """The ``on_bad_llr`` policy on a backend's result."""
+    def _finish(self, res: DecodeResult, arr=None) -> DecodeResult:
+        """The ``on_bad_llr`` policy on a backend's result; the soft output in the caller's sign
+        (``arr``: the LLRs the backend decoded, for ``"extrinsic"``)."""
         if self._raise and np.count_nonzero(res.bad_llr):      # (a third of ndarray.any's cost)
             bad_llr.check(self.code.name, res.bad_llr)
+        if self._soft and self.code.is_binary and res.llr is not None:
+            llr = res.llr
+            if self._extrinsic:
+                llr = soft.extrinsic(llr, arr, getattr(self._impl, "llr_unit", 1.0))
+            if self._negate:
+                llr = np.negative(llr, out=llr)
+            res = res._replace(llr=llr)
         return res
 
     def _decode_bits_on_host(self, arr, out):

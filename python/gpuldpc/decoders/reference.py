@@ -55,6 +55,11 @@ The exact check-node arithmetic of each rule is in the docstrings of
 object ``make`` returns offers ``posterior(llr, iterations)``: the float32
 posteriors after a fixed number of iterations, to compare another backend
 value by value (``reference.make(code, gl.Decoder(...).settings)``).
+
+Soft output (``settings.soft_output``, :mod:`gpuldpc.soft`): ``DecodeResult.llr`` holds each
+frame's posteriors at the iteration it stopped (``run_iterations`` keeps them with its
+decisions): binary, float32 (float16 posteriors converted, exact); GF(q), the posterior costs
+normalised to 0 at the decided symbol.
 """
 from __future__ import annotations
 

@@ -132,6 +132,6 @@ class FftSpaReferenceDecoder:
         pch = channel_probabilities(llr)
         r = np.full((llr.shape[0], self.graph.num_edges, self.code.q), 1.0 / self.code.q)
         s = self.settings
-        bits, iterations, valid = run_iterations({"pch": pch, "r": r}, self._iteration, self._decisions,
-                                                 self._satisfied, s.max_iterations, s.early_stop)
+        bits, iterations, valid, _ = run_iterations({"pch": pch, "r": r}, self._iteration, self._decisions,
+                                                    self._satisfied, s.max_iterations, s.early_stop)
         return make_result(self.code, bits, iterations, valid, bad)

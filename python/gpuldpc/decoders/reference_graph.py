@@ -128,17 +128,18 @@ class TannerGraph:
 
 def run_iterations(state: dict, iteration: Callable[[dict], dict], decisions: Callable[[dict], np.ndarray],
                    satisfied: Callable[[np.ndarray], np.ndarray], max_iterations: int,
-                   early_stop: bool):
-    """Iterate a batch of frames; return ``(bits, iterations, valid)``.
+                   early_stop: bool, posterior: Callable[[dict], np.ndarray] | None = None):
+    """Iterate a batch of frames; return ``(bits, iterations, valid, soft)``.
 
     ``state`` maps names to arrays whose axis 0 is the frame; ``iteration``
     runs one full iteration and returns the new state; ``decisions`` gives the
     hard decisions [batch, n] of a state; ``satisfied`` says per frame whether
-    decisions have a zero syndrome.  With ``early_stop``, after each iteration
-    the frames whose decisions satisfy every check leave the batch with those
-    decisions and that iteration number (frames are independent, so the
-    others' numbers do not change); frames that never do keep the decisions of
-    the last iteration and report ``max_iterations``.
+    decisions have a zero syndrome; ``posterior`` (optional) gives the soft output
+    of a state (``soft`` is None without it).  With ``early_stop``, after each
+    iteration the frames whose decisions satisfy every check leave the batch with
+    those decisions (and posteriors) and that iteration number (frames are
+    independent, so the others' numbers do not change); frames that never do keep
+    those of the last iteration and report ``max_iterations``.
     """
     batch = next(iter(state.values())).shape[0]
     iterations = np.full(batch, max_iterations, dtype=np.int32)
@@ -146,8 +147,8 @@ def run_iterations(state: dict, iteration: Callable[[dict], dict], decisions: Ca
         for _ in range(max_iterations):
             state = iteration(state)
         bits = decisions(state)
-        return bits, iterations, satisfied(bits)
-    bits = None
+        return bits, iterations, satisfied(bits), None if posterior is None else posterior(state)
+    bits = soft = None
     active = np.arange(batch)
     for it in range(1, max_iterations + 1):
         state = iteration(state)
@@ -157,6 +158,11 @@ def run_iterations(state: dict, iteration: Callable[[dict], dict], decisions: Ca
         ok = satisfied(hard)
         done = ok | (it == max_iterations)
         bits[active[done]] = hard[done]
+        if posterior is not None and done.any():
+            post = posterior(state)
+            if soft is None:
+                soft = np.empty((batch,) + post.shape[1:], dtype=post.dtype)
+            soft[active[done]] = post[done]
         iterations[active[ok]] = it
         if done.all():
             break
@@ -164,7 +170,7 @@ def run_iterations(state: dict, iteration: Callable[[dict], dict], decisions: Ca
             keep = ~done
             active = active[keep]
             state = {name: value[keep] for name, value in state.items()}
-    return bits, iterations, satisfied(bits)
+    return bits, iterations, satisfied(bits), soft
 
 
 class ScheduledDecoder:
@@ -235,12 +241,18 @@ class ScheduledDecoder:
             state = self._iteration(state)
         return state["post"]
 
+    def _soft(self, post) -> np.ndarray:
+        """The soft output of posteriors (:mod:`gpuldpc.soft`): float32 (binary16 converted)."""
+        return post.astype(np.float32)
+
     def decode(self, llr, out=None):
         """Decode validated float32 LLRs (non-finite ones by the rule of :mod:`gpuldpc.bad_llr`);
-        see :mod:`gpuldpc.decoders.reference`."""
+        see :mod:`gpuldpc.decoders.reference`.  ``settings.soft_output``: ``llr`` of the result
+        holds the posteriors at each frame's stop (:meth:`_soft`; in the input's sign)."""
         s = self.settings
         llr, bad = bad_llr.sanitized(llr)
-        bits, iterations, valid = run_iterations(
+        posterior = None if s.soft_output is None else (lambda st: self._soft(st["post"]))
+        bits, iterations, valid, soft = run_iterations(
             self._initial_state(llr), self._iteration, lambda st: self._decisions(st["post"]),
-            self._satisfied, s.max_iterations, s.early_stop)
-        return make_result(self.code, bits, iterations, valid, bad, out)
+            self._satisfied, s.max_iterations, s.early_stop, posterior)
+        return make_result(self.code, bits, iterations, valid, bad, out, soft)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..gf import GF
+from ..soft import normalized_costs
 from .reference_graph import ScheduledDecoder
 
 _CHUNK_VALUES = 1 << 17
@@ -121,6 +122,10 @@ class MinMaxReferenceDecoder(ScheduledDecoder):
                 r = check_update(np.ascontiguousarray(chunk), div, mul, self._xor)
                 out[f0:f0 + frames_step, r0:r0 + rows_step] = r.transpose(2, 3, 0, 1)
         return out
+
+    def _soft(self, post):
+        """Soft output: the posterior costs normalised, :func:`gpuldpc.soft.normalized_costs`."""
+        return normalized_costs(post)
 
     def _decisions(self, post):
         return post.argmin(axis=-1).astype(np.uint8)

@@ -1,0 +1,161 @@
+"""Soft output of the CUDA binary kernels (``gl.Decoder(backend="cuda", soft_output=...)``,
+:mod:`gpuldpc.soft`) against the reference decoder, the oracle: the throughput preset's
+float32 min-sum kernels (``ms*``, ``stored``) give the reference's float32 posteriors bit for
+bit, the binary16 kernels (``hs*``) the reference's float16 posteriors (converted to float32),
+each frame's at its stop; the sign of ``positive_llr_bit``; extrinsic LLRs; several streams
+and chunks (the results block); a shaped 5G NR code (GPU recovery); refusals of the latency
+preset and of results on the GPU.
+
+The tests without the ``cuda`` marker need no GPU.
+"""
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+from gpuldpc.cuda import qc_layout
+
+CODES = ("wimax-2304-1/2", "wifi-1944-2/3", "wifi-648-1/2")
+EBN0_DB = {"wimax-2304-1/2": 1.5, "wifi-1944-2/3": 2.0, "wifi-648-1/2": 2.0}   # waterfall: mixed stops
+SETTINGS = [dict(algorithm="nms", schedule="layered", early_stop=True),
+            dict(algorithm="oms", schedule="layered", early_stop=False),
+            dict(algorithm="nms", schedule="flooding", early_stop=True),
+            dict(algorithm="oms", schedule="flooding", early_stop=False)]
+
+
+def _llrs(frames, name, schedule, count=300, seed=11):
+    code = gl.codes.get(name)
+    return code, frames(code, EBN0_DB[name] + (0.5 if schedule == "flooding" else 0.0), count, seed)[1]
+
+
+def _decode(code, backend, llr, **kw):
+    return gl.Decoder(code, backend=backend, max_iterations=10, soft_output="posterior", **kw).decode(llr)
+
+
+def _assert_identical(got, want, what):
+    np.testing.assert_array_equal(got.iterations, want.iterations, err_msg=what)
+    np.testing.assert_array_equal(got.bits, want.bits, err_msg=what)
+    assert got.llr.dtype == np.float32 and got.llr.shape == want.llr.shape, what
+    differ = np.flatnonzero((got.llr.view(np.uint32) != want.llr.view(np.uint32)).any(axis=1))
+    assert differ.size == 0, f"{what}: {differ.size} frames differ in their LLRs, first {differ[:5].tolist()}"
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", CODES)
+@pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: "-".join(map(str, s.values())))
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_cuda_soft_output_is_the_references(cuda, frames, name, settings, precision):
+    code, llr = _llrs(frames, name, settings["schedule"])
+    want = _decode(code, "reference", llr, precision=precision, **settings)
+    got = _decode(code, "cuda", llr, precision=precision, **settings)
+    if settings["early_stop"]:
+        assert len(set(want.iterations.tolist())) > 2      # frames stopped at several iterations
+    _assert_identical(got, want, f"{name} {settings} {precision}")
+    np.testing.assert_array_equal(got.bits, (got.llr < 0).astype(np.uint8))
+
+
+@pytest.mark.cuda
+def test_cuda_spa_soft_output_stored_kernel(cuda, frames):
+    """SPA runs on the stored kernel: its posteriors within the rule's tolerance after one
+    iteration, the decisions of converged frames equal and ``bits == (llr < 0)``."""
+    code, llr = _llrs(frames, "wimax-2304-1/2", "layered", count=64)
+    kw = dict(algorithm="spa", early_stop=False)
+    dec = gl.Decoder(code, backend="cuda", max_iterations=1, soft_output="posterior", **kw)
+    assert dec._impl.decoder.kernel.startswith("qc_stored")
+    want = gl.Decoder(code, backend="reference", max_iterations=1, soft_output="posterior", **kw).decode(llr)
+    np.testing.assert_allclose(dec.decode(llr).llr, want.llr, rtol=1e-3, atol=1e-3)
+    got = _decode(code, "cuda", llr, algorithm="spa")
+    np.testing.assert_array_equal(got.bits, (got.llr < 0).astype(np.uint8))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("llr_dtype", ["float32", "float16", "int8"])
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_cuda_soft_output_in_the_positive_llr_bit_sign(cuda, frames, llr_dtype, precision):
+    code, llr = _llrs(frames, "wimax-2304-1/2", "layered", count=64)
+    scale = 0.25 if llr_dtype == "int8" else 1.0
+    host = (np.clip(np.round(llr / scale), -127, 127).astype(np.int8) if llr_dtype == "int8"
+            else llr.astype(llr_dtype))
+    channel_llr = host.astype(np.float32) * np.float32(scale) + np.float32(0)   # as the kernels load it
+    opts = dict(llr_dtype=llr_dtype, llr_scale=scale, precision=precision)
+    want = _decode(code, "reference", channel_llr, precision=precision)
+    got = _decode(code, "cuda", host, **opts)
+    _assert_identical(got, want, f"{llr_dtype} {precision}")
+    gnuradio = _decode(code, "cuda", -host, positive_llr_bit=1, **opts)     # (int8: no -128 to wrap)
+    np.testing.assert_array_equal(gnuradio.llr, -got.llr)
+    np.testing.assert_array_equal(gnuradio.bits, (gnuradio.llr > 0).astype(np.uint8))
+    ext = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="extrinsic", **opts).decode(host)
+    np.testing.assert_array_equal(ext.llr, got.llr - channel_llr)
+
+
+@pytest.mark.cuda
+def test_cuda_soft_output_over_streams_chunks_and_submit(cuda, frames):
+    """Small chunks over several streams: every frame's posteriors land in its own row."""
+    code, llr = _llrs(frames, "wifi-648-1/2", "layered", count=1001)
+    want = _decode(code, "reference", llr)
+    dec = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="posterior", streams=3, chunk_frames=64)
+    _assert_identical(dec.decode(llr), want, "decode")
+    tickets = [dec.submit(llr[a:a + 300]) for a in range(0, 1001, 300)]
+    np.testing.assert_array_equal(np.concatenate([t.result().llr for t in tickets]), want.llr)
+    pinned = dec.pinned_llr(1001)
+    pinned[...] = llr
+    out = np.empty((1001, code.n), np.uint8)
+    res = dec.decode(pinned, out=out)
+    assert res.bits is out
+    _assert_identical(res, want, "pinned input, out=")
+
+
+@pytest.mark.cuda
+def test_cuda_shaped_code_soft_output(cuda):
+    code = gl.codes.nr(1000, 1800)
+    rng = np.random.default_rng(12)
+    llr = gl.channel.awgn_llr(code.encode(rng.integers(0, 2, (40, code.k), dtype=np.uint8)), 0.8, rng)
+    want = _decode(code, "reference", llr)
+    got = _decode(code, "cuda", llr)
+    _assert_identical(got, want, code.name)
+    assert got.llr.shape == (40, len(code.decoded_positions))
+
+
+@pytest.mark.cuda
+def test_cuda_soft_output_refusals(cuda, frames):
+    code, llr = _llrs(frames, "wimax-2304-1/2", "layered", count=4)
+    with pytest.raises(ValueError, match="preset='throughput'"):
+        gl.Decoder(code, backend="cuda", preset="latency", soft_output="posterior")
+    dec = gl.Decoder(code, backend="cuda", soft_output="posterior")
+    with pytest.raises(ValueError, match="pass out_device=False"):
+        dec.decode(llr, out_device=True)
+    with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write hard decisions only"):
+        gl.Decoder(gl.codes.get("gf16-300-150"), backend="cuda", soft_output="posterior")
+    low = cuda.CudaDecoder(code, soft_output=True, devices=[0])
+    with pytest.raises(ValueError, match="soft output is copied to the host with the bits"):
+        low.decode_checked(llr, "llr", out_device=True)
+    np.testing.assert_array_equal(low.decode(llr).llr, dec.decode(llr).llr)
+
+
+def test_soft_output_kernels_are_the_throughput_presets():
+    """Without a GPU: the kernels the throughput preset picks for the codes above are the
+    ones that write soft output (ms*, hs*, stored), never the latency ep* kernels."""
+    from gpuldpc.cuda import kernel_name
+
+    for name in CODES:
+        layout = qc_layout(gl.codes.get(name))
+        for precision in ("float32", "float16"):
+            kernel = kernel_name(layout, "nms", "layered", "float32", "throughput", precision)
+            assert kernel.split("_")[1][:2] in ("ms", "hs", "st"), kernel
+
+
+@pytest.mark.parametrize("out", [False, True])
+def test_ticket_places_the_soft_output_after_the_bits(out):
+    """Without a GPU: the ticket's result block holds the soft output after the hard decisions,
+    16-byte aligned, overlapping nothing (``out=``: the bits are the caller's array)."""
+    from gpuldpc.cuda.engine import Ticket
+
+    batch, width = 5, 7
+    bits = np.zeros((batch, width), np.uint8) if out else None
+    assert Ticket(None, batch, width, bits, ()).llr is None
+    t = Ticket(None, batch, width, bits, (), None, width)
+    assert t.llr.shape == (batch, width) and t.llr.dtype == np.float32
+    start = t.iterations.ctypes.data
+    offset = t.llr.ctypes.data - start
+    assert offset % 16 == 0
+    ends = [t.flags.ctypes.data + batch] + ([] if out else [t.bits.ctypes.data + batch * width])
+    assert all(end - start <= offset for end in ends)
