@@ -90,3 +90,19 @@ def test_sum_product_goes_to_the_cpu(cuda):
     with pytest.raises(gl.BackendUnavailable, match="runs min-sum"):
         gl.Decoder(code, backend="cuda", algorithm="spa")
     assert gl.Decoder(code, backend="auto", algorithm="spa").backend == "cpu"
+
+
+def test_soft_output_is_the_reference_posterior(cuda, frames):
+    """soft_output="posterior": each frame's posteriors at its stop, float32 (binary16 converted
+    exactly), the reference decoder's values, in the caller's sign."""
+    code = gl.codes.get("dvbs2-short-1/2")
+    _, llr = frames(code, 2.4, 16, seed=14)
+    settings = dict(algorithm="nms", schedule="layered", max_iterations=6, early_stop=True, soft_output="posterior")
+    for precision in ("float32", "float16"):
+        got = gl.Decoder(code, backend="cuda", precision=precision, **settings).decode(llr)
+        want = gl.Decoder(code, backend="reference", precision=precision, **settings).decode(llr)
+        _assert_same(got, want)
+        np.testing.assert_array_equal(got.llr, want.llr)
+        np.testing.assert_array_equal(got.bits, got.llr < 0)
+    flipped = gl.Decoder(code, backend="cuda", positive_llr_bit=1, **settings).decode(-llr)
+    np.testing.assert_array_equal(flipped.llr, -gl.Decoder(code, backend="reference", **settings).decode(llr).llr)
