@@ -3,12 +3,14 @@
 # test, run the benchmarks; everything lands under $OUT.  From the project root, carrying
 # .device (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
 #   bash bench/gpu_all.sh                       # every stage (about 16 minutes)
-#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb nr nrfer sparse soft gr sim
+#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb nr nrfer dvbfer sparse soft gr sim
 # Stages: tests (tests/gpu + the GPU noise check), front (bench/gpu_front_door.py: gl.Decoder, what
 # a user gets, beside the lower-level objects; the headline figures), binary (bench/gpu_binary.py: Tables II/III,
 # Sionna, CPU rows, latency), versions (bench/gpu_versions.py --latency-only: the latency
 # kernels side by side), nb (bench/gpu_nb.py), nr (bench/gpu_nr.py: 5G NR blocks, Sionna beside), nrfer
-# (bench/nr_campaign.py: 5G NR FER curves, ours and Sionna's on identical LLRs, 4 minutes), sparse
+# (bench/nr_campaign.py: 5G NR FER curves, ours and Sionna's on identical LLRs, 4 minutes), dvbfer
+# (bench/dvb_ccsds_campaign.py: DVB-S2 and CCSDS FER curves beside EN 302 307-1's QEF points, about
+# 75 s; named only, not among the defaults; DVBFER_ARGS, e.g. "--seconds 120 --flooding"), sparse
 # (bench/gpu_sparse.py: DVB-S2 and CCSDS through gl.Decoder, the sparse kernel, Sionna beside), soft
 # (bench/gpu_soft.py: what soft output costs), gr (GNU Radio block path, core), sim (50 s of
 # the GF(q) campaign resumed from bench/results: the campaign's frames per second).
@@ -46,6 +48,7 @@ want versions && run versions 120 python3 bench/gpu_versions.py --latency-only -
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
 want nr && run nr 480 python3 bench/gpu_nr.py --out "$OUT" ${NR_ARGS:-}
 want nrfer && run nrfer 330 python3 bench/nr_campaign.py --out "$OUT" ${NRFER_ARGS:-}
+want dvbfer && run dvbfer 240 python3 bench/dvb_ccsds_campaign.py --out "$OUT" ${DVBFER_ARGS:-}
 want sparse && run sparse 420 python3 bench/gpu_sparse.py --out "$OUT" ${SPARSE_ARGS:-}
 want soft && run soft 120 python3 bench/gpu_soft.py --out "$OUT"
 if want gr; then   # the block's work path, three times each, interleaved: numpy ring, 1 % NaN frames erased, GNU Radio-like (foreign) ring

@@ -9,7 +9,8 @@ layered decoder's FER ~1 to Sionna's FER ~1e-3.  At each point every decoder get
 LLR arrays, batch after batch: the pool of random codewords and the counter-based noise of
 :mod:`gpuldpc.sim.frames` (made on the GPU by :mod:`gpuldpc.sim.gpu_channel` with the cuda
 backend, on the host otherwise), errors counted on the k information bits
-(:func:`gpuldpc.sim.frames.count_batch`).  Decoders, ``--iterations`` (10) each:
+(:func:`gpuldpc.sim.frames.frame_bit_errors`; the loop is ``bench/fer_points.py``'s, shared with
+``bench/dvb_ccsds_campaign.py``).  Decoders, ``--iterations`` (10) each:
 
 * ``gl.Decoder`` layered normalized min-sum (alpha 0.75), early stop on, E LLRs from numpy
   (the pruned graph, :func:`gpuldpc.codes.shaping.prune`);
@@ -30,7 +31,6 @@ rate 2/3, BG2 k = 480 at rate 1/3), four points, a few seconds, the cpu backend 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -40,9 +40,10 @@ from types import SimpleNamespace
 import numpy as np
 
 import gpuldpc as gl
-from gpuldpc.sim.frames import Transmitter, count_batch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fer_points import (SEED, arguments, gl_decoders, llr_source, point_fields, print_table,  # noqa: E402
+                        run_point, save, save_figure)
 from gpu_nr import header, sionna_decoder  # noqa: E402  (bench/gpu_nr.py)
 
 CURVES = [  # (k, E, base graph, first Eb/N0 dB, last Eb/N0 dB)
@@ -56,22 +57,12 @@ CURVES = [  # (k, E, base graph, first Eb/N0 dB, last Eb/N0 dB)
 POINTS = 8
 QUICK_CURVES = [(1056, 1584, 1, 1.0, 4.0), (480, 1440, 2, 0.0, 3.0)]
 QUICK_POINTS = 4
-SEED = 2024
 
 
 def our_decoders(code, backend, iterations, flooding_algorithm, notes):
-    """{label: (api, description, decode(llr) -> info bits)} of gl.Decoder, layered NMS and flooding."""
-    out = {}
-    for algorithm, schedule in (("nms", "layered"), (flooding_algorithm, "flooding")):
-        desc = f"{algorithm} {schedule}, {iterations} it., early stop"
-        try:
-            dec = gl.Decoder(code, algorithm=algorithm, schedule=schedule, max_iterations=iterations,
-                             early_stop=True, backend=backend)
-        except gl.BackendUnavailable as exc:
-            notes.append(f"{code.name} {desc} on {backend}: {exc}")
-            continue
-        out[f"gpuldpc {algorithm} {schedule}"] = ("gl.Decoder", desc, lambda llr, d=dec: d.decode(llr).info)
-    return out
+    """{label: (api, description, decode(llr) -> DecodeResult, backend)} of gl.Decoder, layered NMS and flooding."""
+    return gl_decoders(code, [("nms", "layered", backend, {}), (flooding_algorithm, "flooding", backend, {})],
+                       iterations, notes)
 
 
 def peer_decoders(code, iterations, notes):
@@ -85,47 +76,8 @@ def peer_decoders(code, iterations, notes):
             notes.append(why)
         return {}
     desc = f"flooding boxplus-phi, {iterations} it., no early stop"
-    return {"sionna LDPC5GDecoder": ("sionna LDPC5GDecoder", desc, lambda llr: run(prepare(llr)))}
-
-
-def llr_source(code, backend):
-    """(transmitter, llr(ebn0_db, batch, frames)): the GPU's channel with the cuda backend
-    (copied to a reused page-locked host array), else the host's; the same values."""
-    tx = Transmitter(code, SEED)
-    if backend == "cuda":
-        from gpuldpc.sim.gpu_channel import DeviceTransmitter
-
-        return tx, DeviceTransmitter(tx).llr_host
-    return tx, tx.llr
-
-
-def run_point(tx, llr_of, decoders, ebn0_db, budget_s, batch, max_errors, max_frames, notes):
-    """Counts of each decoder at one point: {label: [frames, frame_errors, bit_errors, seconds]}.
-    A decoder that raises leaves the campaign (``decoders`` loses it), with a note."""
-    counts = {label: [0, 0, 0, 0.0] for label in decoders}
-    active, index, t0 = list(decoders), 0, time.perf_counter()
-    while active and time.perf_counter() - t0 < budget_s and index * batch < max_frames:
-        llr = llr_of(ebn0_db, index, batch)
-        for label in list(active):
-            t = time.perf_counter()
-            try:
-                info = decoders[label][2](llr)
-            except Exception as exc:  # one decoder failing ends its curve, not the campaign
-                notes.append(f"{tx.code.name} {label} at {ebn0_db} dB failed: {type(exc).__name__}: {exc}")
-                print(notes[-1], flush=True)
-                active.remove(label)
-                del decoders[label]
-                continue
-            c = count_batch(tx, index, SimpleNamespace(info=info, iterations=np.zeros(batch)), 0.0, "")
-            row = counts[label]
-            row[0] += c.frames
-            row[1] += c.frame_errors
-            row[2] += c.bit_errors
-            row[3] += time.perf_counter() - t
-            if row[1] >= max_errors:
-                active.remove(label)
-        index += 1
-    return counts
+    return {"sionna LDPC5GDecoder": ("sionna LDPC5GDecoder", desc, lambda llr: SimpleNamespace(
+        info=run(prepare(llr)), iterations=np.full(len(llr), iterations)), "sionna")}
 
 
 def campaign(curves, points, backend, seconds, batch, iterations, max_errors, max_frames,
@@ -145,16 +97,13 @@ def campaign(curves, points, backend, seconds, batch, iterations, max_errors, ma
             budget = max(deadline - time.perf_counter(), 0.0) / (total - done)
             counts = run_point(tx, llr_of, decoders, float(ebn0), budget, batch, max_errors, max_frames, notes)
             done += 1
-            for label, (frames, errors, bit_errors, spent) in counts.items():
+            for label, tally in counts.items():
                 if label not in decoders:
                     continue
-                api, desc, _ = decoders[label]
+                api, desc, _, used = decoders[label]
                 r = dict(api=api, decoder=desc, label=label, code=code.name, k=k, e=e, bg=bg,
-                         rate=round(k / e, 4), ebn0_db=float(ebn0), frames=frames, frame_errors=errors,
-                         fer=errors / frames if frames else None, bit_errors=bit_errors,
-                         ber=bit_errors / (frames * k) if frames else None, iterations=iterations,
-                         backend=backend if api == "gl.Decoder" else "sionna", decode_seconds=round(spent, 3),
-                         decoded=code.decoded.name)
+                         rate=round(k / e, 4), ebn0_db=float(ebn0), **point_fields(tally, k), iterations=iterations,
+                         backend=used, decoded=code.decoded.name)
                 rows.append(r)
                 print(json.dumps(r), flush=True)
     return rows, notes
@@ -181,26 +130,14 @@ def plot(rows, path):
                 ax.semilogy(*zip(*pts), linestyle=ls, marker=mk, color=f"C{i}", label=f"k={k} E={e}: {label}")
         ax.set_title(f"5G NR base graph {bg}, BPSK/AWGN")
         ax.set_xlabel("Eb/N0 (dB)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
-    axes[0].set_ylabel("FER (information bits)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, axes, path)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=os.environ.get("OUT") or os.path.join(os.path.dirname(__file__), "results"))
-    parser.add_argument("--backend", default=None, help="our decoders' backend (default: cuda; --quick: cpu)")
-    parser.add_argument("--seconds", type=float, default=None, help="decoding budget, all points (200; --quick 12)")
-    parser.add_argument("--batch", type=int, default=None, help="frames a batch (512; --quick 64)")
-    parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--max-errors", type=int, default=100)
-    parser.add_argument("--max-frames", type=int, default=10 ** 6)
+    parser = arguments(__doc__.split("\n\n")[0], 200, "frames a batch (512; --quick 64)", 10, 10 ** 6,
+                       "short blocks, 4 points, a few seconds (CI)")
     parser.add_argument("--flooding-algorithm", default="spa", choices=("spa", "nms", "oms"))
     parser.add_argument("--no-peer", action="store_true", help="leave Sionna out")
-    parser.add_argument("--quick", action="store_true", help="short blocks, 4 points, a few seconds (CI)")
     args = parser.parse_args(argv)
     backend = args.backend or ("cpu" if args.quick else "cuda")
     seconds = args.seconds if args.seconds is not None else (12.0 if args.quick else 200.0)
@@ -210,20 +147,7 @@ def main(argv=None):
     rows, notes = campaign(curves, points, backend, seconds, batch, args.iterations, args.max_errors,
                            args.max_frames, args.flooding_algorithm, peers=not args.no_peer)
     doc = header(rows=rows, notes=notes, seed=SEED, quick=args.quick, wall_seconds=round(time.perf_counter() - t0, 1))
-    os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, doc["gpu"].replace(" ", "_").lower() + "-nrfer" + ("-quick" if args.quick else ""))
-    with open(stem + ".json", "w") as f:
-        json.dump(doc, f, indent=2)
-    plot(rows, stem + ".png")
-    print(f"{'code':34s} {'decoder':24s} {'Eb/N0':>6s} {'frames':>8s} {'errors':>7s} {'FER':>9s} {'BER':>9s}")
-    for r in rows:
-        fer = "-" if r["fer"] is None else f"{r['fer']:.2e}"
-        ber = "-" if r["ber"] is None else f"{r['ber']:.2e}"
-        print(f"{r['code']:34s} {r['label']:24s} {r['ebn0_db']:6.2f} {r['frames']:8d} {r['frame_errors']:7d} "
-              f"{fer:>9s} {ber:>9s}")
-    for note in notes:
-        print("note:", note)
-    print(f"wrote {stem}.json, {stem}.png ({doc['wall_seconds']} s)")
+    print_table(doc, save(doc, args.out, "nrfer", plot))
 
 
 if __name__ == "__main__":

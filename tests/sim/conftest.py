@@ -1,5 +1,6 @@
 """Fixtures of the campaign tests: the fastest CPU backend, a small campaign and its rows, a CLI
-environment."""
+environment, a bench campaign script's --quick run."""
+import json
 import os
 
 import pytest
@@ -46,3 +47,17 @@ def counts(rows):
 @pytest.fixture(scope="session")
 def row_counts():
     return counts
+
+
+@pytest.fixture
+def quick_campaign(backend, tmp_path):
+    """``quick_campaign(module, what, *args)``: a bench campaign script's ``main(["--quick", ...])``
+    on the fastest CPU backend into ``tmp_path``; returns its JSON document
+    (``*-<what>-quick.json``), after checking that the plot beside it was drawn."""
+    def run(module, what, *args):
+        module.main(["--quick", "--backend", backend, "--out", str(tmp_path), *args])
+        (path,) = tmp_path.glob(f"*-{what}-quick.json")
+        assert path.with_suffix(".png").stat().st_size > 10_000
+        return json.loads(path.read_text())
+
+    return run

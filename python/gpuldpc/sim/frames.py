@@ -30,7 +30,7 @@ from .. import channel, gf
 from ..codes.code import Code
 from .noise import batch_key, pool_key, standard_normals
 
-__all__ = ["POOL_SIZE", "BatchCounts", "Transmitter", "count_batch"]
+__all__ = ["POOL_SIZE", "BatchCounts", "Transmitter", "count_batch", "frame_bit_errors"]
 
 POOL_SIZE = 64
 
@@ -90,14 +90,19 @@ class Transmitter:
         return llr if code.is_binary else channel.bit_llr_to_symbol_llr(llr, code.q)
 
 
+def frame_bit_errors(transmitter: Transmitter, batch: int, info) -> np.ndarray:
+    """int64 [frames]: wrong bits of each frame's information part (its binary image for
+    GF(q)), ``info`` the decided information of batch ``batch`` ([frames, k])."""
+    sent = transmitter.info[transmitter.frame_rows(batch, info.shape[0])]
+    if transmitter.code.is_binary:                         # same count as channel.count_errors, in uint8
+        return np.count_nonzero(info != sent, axis=1).astype(np.int64)
+    return channel.count_errors(info, sent, transmitter.code.q).bit_errors
+
+
 def count_batch(transmitter: Transmitter, batch: int, result, seconds: float, backend: str) -> BatchCounts:
     """Compare a ``DecodeResult`` with the batch's sent information."""
     frames = result.info.shape[0]
-    sent = transmitter.info[transmitter.frame_rows(batch, frames)]
-    if transmitter.code.is_binary:                         # same count as channel.count_errors, in uint8
-        errors = np.count_nonzero(result.info != sent, axis=1).astype(np.int64)
-    else:
-        errors = channel.count_errors(result.info, sent, transmitter.code.q).bit_errors
+    errors = frame_bit_errors(transmitter, batch, result.info)
     return BatchCounts(frames, int(np.count_nonzero(errors)), int(errors.sum()),
                        int((errors * errors).sum()), int(np.asarray(result.iterations, dtype=np.int64).sum()),
                        float(seconds), backend)
