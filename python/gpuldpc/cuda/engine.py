@@ -248,7 +248,7 @@ class DeviceEngine:
             self.streams = streams or plan.default_streams
             free = ctx.free_memory()
             self.chunk = chunk or plan.default_chunk(self.streams, free)
-            frame_bytes = plan.frame_bytes(default_kind)
+            frame_bytes = self.frame_bytes = plan.frame_bytes(default_kind)   # input bytes a frame
             scratch = plan.scratch_bytes(self.chunk)
             soft = self.soft_width = getattr(plan, "soft_width", 0)
             need = self.streams * _Slot.device_bytes(self.chunk, frame_bytes, plan.bits_width, scratch, soft)
@@ -501,10 +501,25 @@ class GpuDecoder:
         """Frames per call: one wave of every device (``latency``), or two rounds of every
         stream of every device given a full chunk (``throughput``: the pipeline's fill and
         drain amortised; WiMAX 2304 on an H200, page-locked input: 11.7 Gb/s with one round,
-        12.5 with two, 12.8 with four)."""
+        12.5 with two, 12.8 with four), one round where two would leave the page-locked pools
+        (:meth:`_page_locked_rounds`)."""
         if preset == "latency":
             return sum(e.plan.frames_per_wave for e in self.engines)
-        return sum(2 * e.streams * e.chunk for e in self.engines)
+        round_ = sum(e.streams * e.chunk for e in self.engines)
+        return round_ * max(1, min(2, self._page_locked_rounds(round_)))
+
+    def _page_locked_rounds(self, round_: int) -> int:
+        """Rounds of ``round_`` frames a call may take and stay in page-locked memory: two result
+        blocks (the caller's last one and the one being filled) within the result pool's limit,
+        a staged input block within the input pool's (:class:`.host_memory.ResultPool`: past it
+        blocks are pageable and the copies crawl; soft output makes a frame's results 5 bytes a
+        bit, binary16's doubled batch then took a pageable block every call, 0.6 Gb/s)."""
+        eng = self.engines[0]
+        result = eng.plan.bits_width + 4 * eng.soft_width + 5
+        rounds = self.inputs.limit_bytes // (round_ * eng.frame_bytes)
+        if self.results is not None:
+            rounds = min(rounds, self.results.limit_bytes // (2 * round_ * result))
+        return rounds
 
     # ------------------------------------------------------------------ decode
     def _ticket(self, batch, out, llr, out_device=False) -> Ticket:
