@@ -211,6 +211,15 @@ def gpu_identity() -> tuple[str, str | None]:
     return tuple(x.strip() for x in smi[0].split(",")) if smi else ("cpu", None)
 
 
+def write_json(doc: dict, out: str, suffix: str) -> str:
+    """``doc`` as ``<out>/<gpu>-<suffix>.json``; the path without ``.json`` (for the table)."""
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.join(out, doc["gpu"].replace(" ", "_").lower() + "-" + suffix)
+    with open(stem + ".json", "w") as f:
+        json.dump(doc, f, indent=2)
+    return stem
+
+
 def header(**fields) -> dict:
     """The JSON document's header (DESIGN.md "Measuring"): gpu, driver, versions, commit, date."""
     gpu, drv = gpu_identity()
@@ -244,10 +253,7 @@ def main(argv=None):
             notes[code.name] = "; ".join(why_not)
     doc = header(rows=rows, notes=notes)
     gpu, drv = doc["gpu"], doc["driver"]
-    os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, gpu.replace(" ", "_").lower() + "-nr")
-    with open(stem + ".json", "w") as f:
-        json.dump(doc, f, indent=2)
+    stem = write_json(doc, args.out, "nr")
     lines = [f"{gpu}  driver {drv}  commit {doc['commit']}  {doc['date']}  ({ITERATIONS} iterations, no early stop)",
              f"{'api':30s} {'input':18s} {'code block':28s} {'backend':8s} {'prec':4s} {'frames':>7s} "
              f"{'info Gb/s':>10s} {'E Gb/s':>8s} {'call ms':>9s} {'FER':>7s}"]

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 import gpuldpc as gl
-from gpu_nr import header
+from gpu_nr import header, write_json
 from timing import median_time
 
 
@@ -43,10 +43,7 @@ def main(argv=None):
         plain, soft = (r["coded_gbps"] for r in rows if r["precision"] == precision)
         rows.append(dict(precision=precision, soft_cost=1 - soft / plain))
     doc = header(rows=rows)
-    os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, doc["gpu"].replace(" ", "_").lower() + "-soft")
-    with open(stem + ".json", "w") as f:
-        json.dump(doc, f, indent=2)
+    stem = write_json(doc, args.out, "soft")
     lines = [f"{doc['gpu']}  driver {doc['driver']}  commit {doc['commit']}  {doc['date']}",
              "gl.Decoder, pinned float32 in, wimax-2304-1/2, layered NMS, 10 it, no early stop (coded Gb/s)"]
     lines += [f"{r['precision']:8s} soft_output={str(r['soft_output']):10s} {r['frames_per_batch']:6d} frames "

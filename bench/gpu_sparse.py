@@ -19,7 +19,7 @@ import numpy as np
 
 import gpuldpc as gl
 from gpu_binary import sionna_rows
-from gpu_nr import header, quantized
+from gpu_nr import header, quantized, write_json
 from timing import median_time
 
 # (code, iterations, Eb/N0 dB for the FER column)
@@ -130,10 +130,7 @@ def main(argv=None):
                 notes[f"{name} sionna"] = why
     doc = header(rows=rows, notes=notes)
     gpu, drv = doc["gpu"], doc["driver"]
-    os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, gpu.replace(" ", "_").lower() + "-sparse")
-    with open(stem + ".json", "w") as f:
-        json.dump(doc, f, indent=2)
+    stem = write_json(doc, args.out, "sparse")
     lines = [f"{gpu}  driver {drv}  commit {doc['commit']}  {doc['date']}  (no early stop)",
              f"{'api':54s} {'input':14s} {'code':24s} {'it':>3s} {'backend':7s} {'prec':7s} {'post':8s} "
              f"{'frames':>7s} {'coded Gb/s':>10s} {'info Gb/s':>9s} {'FER':>7s}"]
