@@ -7,8 +7,9 @@
 // layer_start (the reference decoder's layers as row ranges), col_ptr/col_edges (flooding).
 //
 // One frame a block of threads, a check row a thread (its columns and Q in registers).  Min-sum as
-// the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a check row keeps its messages compressed, f(min1), f(min2), the
-// index of min1 and the sign bits of its messages R, in a 16-byte record in device memory
+// the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a check row
+// keeps its messages compressed, f(min1), f(min2), the index of min1 and the sign bits of its
+// messages R, in a 16-byte record in device memory
 // (rec[row] of the frame's scratch; a layer's rows are consecutive, so a warp's records are one
 // coalesced access):  R_e = sign_e * (e == idx ? f(min2) : f(min1)),  f(m) = alpha * m (nms) or
 // max(m - beta, 0) (oms).  Record words: f(min1), f(min2) as float32 bits, sign bits 0-31, then
@@ -17,9 +18,9 @@
 // Schedules, the reference decoder's (gpuldpc.decoders.reference_graph):
 //   layered (eqs. (2), (3)): layers are runs of consecutive rows with pairwise disjoint supports
 //     (TannerGraph.layers), rows[layer_start[l] .. layer_start[l+1]) in layer l, one barrier a
-//     layer; per row  Q = L - R_old,  R_new from Q,  L = Q + R_new.  A row goes over its edges
-//     twice (two-min, then the writes); the second pass recomputes Q from L, which no other row
-//     of the layer writes, so no row needs its Q kept (rows of any degree, no local memory).
+//     layer; per row  Q = L - R_old,  R_new from Q,  L = Q + R_new  (the row's columns and Q in
+//     registers, DC_MAX slots; the record of a thread's first row of the next layer is loaded a
+//     layer ahead, as no row of this layer writes it).
 //   flooding: every row from the totals (Q = T - R_old), a barrier, then per column
 //     T = Lch + R_1 + R_2 + ... over its edges in increasing row order (col_ptr, col_edges:
 //     (row, position of the edge in its row)), left to right as the reference sums.
