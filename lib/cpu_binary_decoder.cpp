@@ -119,14 +119,7 @@ void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, fl
         continue;
       }
       const float* HWY_RESTRICT in = LoadableLlrs(llr + f * n + v0, v1 - v0, clean, bad_llr + f);
-      for (size_t v = v0; v < v1; ++v) {
-        if constexpr (std::is_floating_point_v<T>) {
-          out[v * N] = in[v - v0] * sign + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
-        } else {
-          constexpr float kMax = static_cast<float>(MaxMagnitude<T>());
-          out[v * N] = static_cast<T>(std::nearbyint(std::clamp(in[v - v0] * scale * sign, -kMax, kMax)));
-        }
-      }
+      for (size_t v = v0; v < v1; ++v) out[v * N] = ChannelMessage<T>(in[v - v0], scale, sign);
     }
   }
 }
@@ -144,11 +137,7 @@ template <class D, typename T = hn::TFromD<D>>
 void StoreLaneSoft(D d, const T* HWY_RESTRICT post, size_t n, size_t f, const BinaryConfig& cfg,
                    float* HWY_RESTRICT soft) {
   const size_t N = hn::Lanes(d);
-  if constexpr (std::is_floating_point_v<T>) {
-    for (size_t v = 0; v < n; ++v) soft[v] = post[v * N + f] * cfg.llr_sign;
-  } else {
-    for (size_t v = 0; v < n; ++v) soft[v] = static_cast<float>(post[v * N + f]) * cfg.llr_sign / cfg.llr_scale;
-  }
+  for (size_t v = 0; v < n; ++v) soft[v] = SoftOutput(post[v * N + f], cfg);
 }
 
 template <class D, typename T = hn::TFromD<D>>

@@ -212,7 +212,7 @@ class BinaryDecoder {
       throw py::value_error("intra_frames > 0 needs the code's QC base matrix (base int [mb, nb]) and z");
     }
     if (!IntraFrameSupports(config_)) {
-      throw py::value_error("the intra-frame path runs float32 'nms' and 'oms', layered; "
+      throw py::value_error("the intra-frame path runs 'nms' and 'oms', layered; "
                             "pass intra_frames=0 for this configuration");
     }
     try {
@@ -326,8 +326,8 @@ BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations
   llr_sign: 1, or -1 for input whose positive LLR means bit 1 (GNU Radio's sign),
   negated in the load (gl.Decoder(positive_llr_bit=1)).
   base, z, intra_frames: batches of at most intra_frames frames are decoded one frame
-  at a time with the rows of a layer in the SIMD lanes (intra-frame path, float32
-  'nms'/'oms' layered; H must be the expansion of base [mb, nb] with lifting z;
+  at a time with the rows of a layer in the SIMD lanes (intra-frame path, 'nms'/'oms'
+  layered; H must be the expansion of base [mb, nb] with lifting z;
   ValueError otherwise); 0 = always inter-frame.  Same numbers either way.
 decode(llr float32 [batch, n], positive = bit 0, soft=False) -> (bits uint8 [batch, n],
   iterations int32 [batch], valid bool [batch], bad_llr bool [batch], posteriors float32

@@ -41,7 +41,7 @@ HWY_INLINE size_t Rotated(size_t s, size_t t, size_t z) { return s + t >= z ? s 
 // the layout above); `rows` masks the lanes that are rows of the code.
 template <class D>
 struct LayerPosteriors {
-  float* post;
+  hn::TFromD<D>* post;
   const uint32_t* start;
   const uint32_t* shift;
   size_t t;
@@ -52,7 +52,7 @@ struct LayerPosteriors {
 
   HWY_INLINE void Store(D d, size_t e, hn::Vec<D> v) const {
     const size_t o = Rotated(shift[e], t, z);
-    float* p = post + start[e];
+    hn::TFromD<D>* p = post + start[e];
     hn::BlendedStore(v, rows, d, p + o);
     if (o + 1 < hn::Lanes(d)) hn::BlendedStore(v, rows, d, p + o + z);
     if (o + hn::Lanes(d) > z) hn::BlendedStore(v, rows, d, p + o - z);
@@ -61,7 +61,7 @@ struct LayerPosteriors {
 
 // Whether the hard decisions (sign bits of L) satisfy every check, layer by layer.
 template <class D>
-bool Satisfied(D d, const QcLayers& q, const float* HWY_RESTRICT post, const uint32_t* start) {
+bool Satisfied(D d, const QcLayers& q, const hn::TFromD<D>* HWY_RESTRICT post, const uint32_t* start) {
   const size_t N = hn::Lanes(d), z = static_cast<size_t>(q.z);
   const hn::RebindToSigned<D> di;
   for (int i = 0; i < q.mb; ++i) {
@@ -77,25 +77,27 @@ bool Satisfied(D d, const QcLayers& q, const float* HWY_RESTRICT post, const uin
   return true;
 }
 
-void DecodeFrame(const QcLayers& q, const BinaryConfig& cfg, const float* llr, uint8_t* bits,
-                 int32_t* iterations, uint8_t* valid, uint8_t* bad_llr, float* soft, IntraWorkspace& ws) {
-  using D = hn::ScalableTag<float>;
+template <typename T>
+void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, uint8_t* bits,
+                  int32_t* iterations, uint8_t* valid, uint8_t* bad_llr, float* soft, IntraWorkspace& ws) {
+  using D = hn::ScalableTag<T>;
   const D d;
   const size_t N = hn::Lanes(d), z = static_cast<size_t>(q.z), zp = IntraPaddedZ(z, N);
   const size_t stride = IntraColumnStride(z, N);
-  float* post = ws.posterior.get();
-  float* msg = ws.messages.get();
+  T* post = reinterpret_cast<T*>(ws.posterior.get());
+  T* msg = reinterpret_cast<T*>(ws.messages.get());
+  T* q_buf = reinterpret_cast<T*>(ws.extrinsic.get());
   uint32_t* start = ws.start.data();
   for (size_t e = 0; e < q.block_col.size(); ++e) start[e] = q.block_col[e] * stride + N;
 
   *bad_llr = 0;
   for (int j = 0; j < q.nb; ++j) {
     const float* in = LoadableLlrs(llr + j * z, z, ws.clean.data(), bad_llr);
-    float* p = post + j * stride + N;
-    for (size_t c = 0; c < z; ++c) p[c] = in[c] * cfg.llr_sign + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
+    T* p = post + j * stride + N;
+    for (size_t c = 0; c < z; ++c) p[c] = ChannelMessage<T>(in[c], cfg.llr_scale, cfg.llr_sign);
     std::copy(p, p + std::min(z, N - 1), p + z);
   }
-  std::fill(msg, msg + q.block_col.size() * zp, 0.0f);
+  std::fill(msg, msg + q.block_col.size() * zp, T{0});
   const MagnitudeRule<D> rule(d, cfg);
 
   *iterations = cfg.max_iterations;
@@ -106,7 +108,7 @@ void DecodeFrame(const QcLayers& q, const BinaryConfig& cfg, const float* llr, u
       const size_t dc = q.layer_ptr[i + 1] - e0;
       for (size_t t = 0; t < z; t += N) {
         const LayerPosteriors<D> rows{post, start + e0, q.shift.data() + e0, t, z, hn::FirstN(d, z - t)};
-        MinSumRow<true>(d, dc, rows, msg + e0 * zp + t, zp, ws.extrinsic.get(), rule);
+        MinSumRow<true>(d, dc, rows, msg + e0 * zp + t, zp, q_buf, rule);
       }
     }
     if (cfg.early_stop && Satisfied(d, q, post, start)) {
@@ -117,11 +119,23 @@ void DecodeFrame(const QcLayers& q, const BinaryConfig& cfg, const float* llr, u
   }
   *valid = ok || Satisfied(d, q, post, start) ? 1 : 0;
   for (int j = 0; j < q.nb; ++j) {
-    const float* p = post + j * stride + N;
-    for (size_t c = 0; c < z; ++c) bits[j * z + c] = p[c] < 0.0f ? 1 : 0;
+    const T* p = post + j * stride + N;
+    for (size_t c = 0; c < z; ++c) bits[j * z + c] = p[c] < 0 ? 1 : 0;
     if (soft != nullptr) {
-      for (size_t c = 0; c < z; ++c) soft[j * z + c] = p[c] * cfg.llr_sign;
+      for (size_t c = 0; c < z; ++c) soft[j * z + c] = SoftOutput(p[c], cfg);
     }
+  }
+}
+
+void DecodeFrame(const QcLayers& q, const BinaryConfig& cfg, const float* llr, uint8_t* bits,
+                 int32_t* iterations, uint8_t* valid, uint8_t* bad_llr, float* soft, IntraWorkspace& ws) {
+  switch (cfg.precision) {
+    case Precision::kFloat32:
+      return DecodeFrameT<float>(q, cfg, llr, bits, iterations, valid, bad_llr, soft, ws);
+    case Precision::kInt16:
+      return DecodeFrameT<int16_t>(q, cfg, llr, bits, iterations, valid, bad_llr, soft, ws);
+    case Precision::kInt8:
+      return DecodeFrameT<int8_t>(q, cfg, llr, bits, iterations, valid, bad_llr, soft, ws);
   }
 }
 
@@ -177,22 +191,22 @@ QcLayers MakeQcLayers(const CheckRows& rows, const int64_t* base, int mb, int nb
 }
 
 bool IntraFrameSupports(const BinaryConfig& config) {
-  return config.precision == Precision::kFloat32 && config.schedule == Schedule::kLayered &&
-         config.rule != BinaryRule::kSpa;
+  return config.schedule == Schedule::kLayered && config.rule != BinaryRule::kSpa;
 }
 
 IntraWorkspace::IntraWorkspace(const QcLayers& layers)
     : clean(static_cast<size_t>(layers.z)), start(layers.block_col.size()) {
+  // Sized for the most lanes (int8 AVX-512) in the widest type (float32).
   const size_t z = static_cast<size_t>(layers.z);
-  const size_t post_floats = static_cast<size_t>(layers.nb) * IntraColumnStride(z, kIntraMaxLanes);
-  const size_t msg_floats = std::max<size_t>(layers.block_col.size(), 1) * IntraPaddedZ(z, kIntraMaxLanes);
-  const size_t q_floats = static_cast<size_t>(std::max(layers.max_layer_weight, 1)) * kIntraMaxLanes;
-  posterior = hwy::AllocateAligned<float>(post_floats);
-  messages = hwy::AllocateAligned<float>(msg_floats);
-  extrinsic = hwy::AllocateAligned<float>(q_floats);
+  const size_t post_bytes = static_cast<size_t>(layers.nb) * IntraColumnStride(z, kIntraMaxLanes) * sizeof(float);
+  const size_t msg_bytes = std::max<size_t>(layers.block_col.size(), 1) * IntraPaddedZ(z, kIntraMaxLanes) * sizeof(float);
+  const size_t q_bytes = static_cast<size_t>(std::max(layers.max_layer_weight, 1)) * kIntraMaxVectorBytes;
+  posterior = hwy::AllocateAligned<uint8_t>(post_bytes);
+  messages = hwy::AllocateAligned<uint8_t>(msg_bytes);
+  extrinsic = hwy::AllocateAligned<uint8_t>(q_bytes);
   if (!posterior || !messages || !extrinsic) throw std::bad_alloc();
-  std::fill(posterior.get(), posterior.get() + post_floats, 0.0f);  // the pads: finite
-  std::fill(extrinsic.get(), extrinsic.get() + q_floats, 0.0f);
+  std::memset(posterior.get(), 0, post_bytes);  // the pads: finite
+  std::memset(extrinsic.get(), 0, q_bytes);
 }
 
 void DecodeBinaryFrame(const QcLayers& layers, const BinaryConfig& config, const float* llr,

@@ -13,9 +13,10 @@
 //
 // The per-row arithmetic is the inter-frame decoder's (MinSumRow,
 // cpu_min_sum-inl.h), and the rows of a layer share no variable, so decisions,
-// iteration counts and syndrome flags are the layered float32 reference's
-// (python/gpuldpc/decoders/reference_binary.py) bit for bit, as are the
-// posteriors.  float32 NMS and OMS, layered schedule only (IntraFrameSupports).
+// iteration counts, syndrome flags and posteriors are the inter-frame
+// decoder's bit for bit in every precision, and in float32 the layered
+// reference's (python/gpuldpc/decoders/reference_binary.py).  NMS and OMS in
+// float32, int16 and int8, layered schedule only (IntraFrameSupports).
 #pragma once
 
 #include <cstddef>
@@ -45,22 +46,24 @@ struct QcLayers {
 // throws std::invalid_argument saying what differs.
 QcLayers MakeQcLayers(const CheckRows& rows, const int64_t* base, int mb, int nb, int z);
 
-// Whether the intra-frame decoder runs `config` (float32 "nms"/"oms", layered).
+// Whether the intra-frame decoder runs `config` ("nms"/"oms", layered; float32,
+// int16 or int8).
 bool IntraFrameSupports(const BinaryConfig& config);
 
 // Padded z and the floats between block columns (lib/cpu_intra_decoder.cpp) for
-// `lanes` float32 lanes; both grow with `lanes` (a power of 2), so the workspace
-// is sized for the widest.
-constexpr size_t kIntraMaxLanes = 16;  // AVX-512 float32
+// `lanes` lanes; both grow with `lanes` (a power of 2), so the workspace is sized
+// for the most.
+constexpr size_t kIntraMaxLanes = 64;        // AVX-512 int8
+constexpr size_t kIntraMaxVectorBytes = 64;  // AVX-512
 inline size_t IntraPaddedZ(size_t z, size_t lanes) { return (z + lanes - 1) / lanes * lanes; }
 inline size_t IntraColumnStride(size_t z, size_t lanes) { return lanes + z + 2 * lanes; }
 
 // Per-thread scratch for one frame.
 struct IntraWorkspace {
   explicit IntraWorkspace(const QcLayers& layers);
-  hwy::AlignedFreeUniquePtr<float[]> posterior;  // [nb][column stride]: L_j and its head, padded
-  hwy::AlignedFreeUniquePtr<float[]> messages;   // [blocks][z rounded up to the lanes]: R
-  hwy::AlignedFreeUniquePtr<float[]> extrinsic;  // [max_layer_weight][lanes]: a row group's Q
+  hwy::AlignedFreeUniquePtr<uint8_t[]> posterior;  // [nb][column stride]: L_j and its head, padded
+  hwy::AlignedFreeUniquePtr<uint8_t[]> messages;   // [blocks][z rounded up to the lanes]: R
+  hwy::AlignedFreeUniquePtr<uint8_t[]> extrinsic;  // [max_layer_weight][lanes]: a row group's Q
   std::vector<float> clean;                      // [z]: a block column's LLRs after the bad-LLR rule
   std::vector<uint32_t> start;                   // [blocks]: offset of the block column's first copy
 };

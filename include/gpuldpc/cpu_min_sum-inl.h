@@ -40,6 +40,29 @@ constexpr T MaxMagnitude() {
   }
 }
 
+// A channel LLR x (after the bad-LLR rule) as a posterior: float32 x * sign (+0.0
+// for -0.0, so the sign bit means "< 0"); fixed point round(x * scale * sign)
+// saturated to +-(2^(b-1) - 1).
+template <typename T>
+HWY_INLINE T ChannelMessage(float x, float scale, float sign) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x * sign + 0.0f;
+  } else {
+    constexpr float kMax = static_cast<float>(MaxMagnitude<T>());
+    return static_cast<T>(std::nearbyint(std::clamp(x * scale * sign, -kMax, kMax)));
+  }
+}
+
+// A posterior as soft output: in the input's sign, de-scaled to float32 in fixed point.
+template <typename T>
+HWY_INLINE float SoftOutput(T v, const BinaryConfig& cfg) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return v * cfg.llr_sign;
+  } else {
+    return static_cast<float>(v) * cfg.llr_sign / cfg.llr_scale;
+  }
+}
+
 // Saturating a - b and a + b (plain for float32).
 template <class D, class V>
 HWY_INLINE V SubSat(D d, V a, V b) {

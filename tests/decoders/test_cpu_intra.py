@@ -1,11 +1,11 @@
 """cpu backend, intra-frame path (``preset="latency"``, lib/cpu_intra_decoder.cpp): one frame
 at a time with the z rows of a QC layer in the SIMD lanes.
 
-It gives the reference decoder's hard decisions, iteration counts, syndrome flags (and the
-inter-frame path's posteriors) bit for bit, for WiMAX and WiFi codes at several rates,
-layered NMS and OMS, early stop on and off, and frames holding NaN / +-inf; the preset
-picks the path only where it applies (binary QC code, float32 layered min-sum, a batch of
-at most ``intra_frames`` frames).
+In float32 it gives the reference decoder's hard decisions, iteration counts and syndrome
+flags bit for bit, and in float32, int16 and int8 the inter-frame path's (posteriors too),
+for WiMAX and WiFi codes at several rates, layered NMS and OMS, early stop on and off, and
+frames holding NaN / +-inf; the preset picks the path only where it applies (binary QC
+code, layered min-sum, a batch of at most ``intra_frames`` frames).
 """
 from pathlib import Path
 
@@ -53,16 +53,23 @@ def test_intra_frame_path_matches_reference_bit_for_bit(name, algorithm, early_s
         assert (want.iterations == 8).all() and want.valid.any()
 
 
-def test_posteriors_equal_the_inter_frame_paths():
-    code = gl.codes.get("wifi-1944-2/3")
-    llr = noisy(code, 6, seed=2)
-    kwargs = dict(soft_output="posterior", max_iterations=10, alpha=0.8125)
-    intra = gl.Decoder(code, backend="cpu", preset="latency", **kwargs)
-    inter = gl.Decoder(code, backend="cpu", **kwargs)
-    assert intra._impl.path(6) == "intra-frame" and inter._impl.path(6) == "inter-frame"
-    got, want = intra.decode(llr), inter.decode(llr)
-    assert_same(got, want)
-    np.testing.assert_array_equal(got.llr, want.llr)
+@pytest.mark.parametrize("precision", ["float32", "int16", "int8"])
+@pytest.mark.parametrize("name", ["wimax-576-1/2", "wimax-2304-3/4A", "wifi-648-1/2", "wifi-1944-5/6"])
+def test_every_precision_equals_the_inter_frame_path(name, precision):
+    """Row for row the inter-frame decoder's arithmetic (fixed point: saturating, R = L_new - Q):
+    the same bits, iterations, flags and (de-scaled) posteriors, NMS and OMS."""
+    code = gl.codes.get(name)
+    llr = noisy(code, 8, seed=3)
+    llr[0, :40] *= 50.0                   # saturated posteriors in frame 0 (fixed point)
+    for kwargs in (dict(algorithm="nms", alpha=0.8125), dict(algorithm="oms")):
+        kwargs.update(precision=precision, max_iterations=8, soft_output="posterior")
+        intra = gl.Decoder(code, backend="cpu", preset="latency", **kwargs)
+        inter = gl.Decoder(code, backend="cpu", **kwargs)
+        assert intra._impl.path(8) == "intra-frame" and inter._impl.path(8) == "inter-frame"
+        got, want = intra.decode(llr), inter.decode(llr)
+        assert_same(got, want)
+        np.testing.assert_array_equal(got.llr, want.llr)
+        assert len(set(zip(want.valid, want.iterations))) > 1
 
 
 def test_gnu_radio_sign_and_one_frame():
@@ -105,8 +112,7 @@ def test_preset_picks_the_path_by_batch_size():
         assert_same(dec.decode(batch), ref.decode(batch))
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(precision="int8"), dict(schedule="flooding"),
-                                    dict(algorithm="spa")])
+@pytest.mark.parametrize("kwargs", [dict(), dict(schedule="flooding"), dict(algorithm="spa")])
 def test_other_settings_stay_inter_frame(kwargs):
     code = gl.codes.get("wimax-576-1/2")
     preset = {} if not kwargs else dict(preset="latency")
@@ -140,9 +146,9 @@ def test_compiled_decoder_refuses_what_the_intra_frame_path_cannot_run():
     assert _compiled(code, base, code.z).intra_frames == 4
     with pytest.raises(ValueError, match="needs the code's QC base matrix"):
         _compiled(code, None, code.z)
-    with pytest.raises(ValueError, match="float32 'nms' and 'oms', layered"):
-        _compiled(code, base, code.z, precision="int8")
-    with pytest.raises(ValueError, match="float32 'nms' and 'oms', layered"):
+    with pytest.raises(ValueError, match="runs 'nms' and 'oms', layered"):
+        _compiled(code, base, code.z, algorithm="spa")
+    with pytest.raises(ValueError, match="runs 'nms' and 'oms', layered"):
         _compiled(code, base, code.z, schedule="flooding")
     shifted = base.copy()
     shifted[shifted >= 0] = (shifted[shifted >= 0] + 1) % code.z

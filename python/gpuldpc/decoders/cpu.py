@@ -11,7 +11,8 @@ are spread over a thread pool (``threads``, default every core); the GIL is
 released while decoding, so several Python threads may decode at once.
 
 ``preset="latency"`` (a Decoder option): batches of at most :func:`intra_frames` frames
-of a binary QC code (``code.base``, ``code.z``) in float32 layered "nms"/"oms" take the
+of a binary QC code (``code.base``, ``code.z``) in layered "nms"/"oms" (float32, int16,
+int8) take the
 intra-frame path instead: one frame at a time with the z rows of a layer in the SIMD
 lanes (Le Gal & Jego, SiPS 2017; ``lib/cpu_intra_decoder.cpp``), frames spread over the
 thread pool, the same numbers as the inter-frame path.  Other codes and settings, and
@@ -99,7 +100,7 @@ class CpuDecoder:
         Instruction set chosen at run time ("AVX3" = AVX-512, "AVX2", "SSE4").
     intra_frames : int
         Batches of at most this many frames take the intra-frame path (0: none; the
-        ``latency`` preset on a binary QC code, float32 layered min-sum).
+        ``latency`` preset on a binary QC code, layered min-sum).
     """
 
     def __init__(self, code, impl, simd, soft: bool = False):
@@ -144,12 +145,12 @@ class CpuDecoder:
 
 def intra_frames(code, settings, lanes: int, threads: int) -> int:
     """Largest batch for the intra-frame path: 0 unless ``preset="latency"`` on a binary QC
-    code in float32 layered "nms"/"oms"; else half a SIMD chunk per worker thread (a chunk
+    code in layered "nms"/"oms" (any precision); else half a SIMD chunk per worker thread (a chunk
     of ``lanes`` frames costs the inter-frame path about as much as ``lanes`` intra-frame
     frames on one thread: docs/cpu.md, "Intra-frame path")."""
     if settings.options.get("preset") != "latency" or code.base is None or not code.z:
         return 0
-    if settings.precision != "float32" or settings.schedule != "layered" or settings.algorithm == "spa":
+    if settings.schedule != "layered" or settings.algorithm == "spa":
         return 0
     return max(1, lanes * threads // 2)
 
