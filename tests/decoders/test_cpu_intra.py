@@ -108,8 +108,10 @@ def test_preset_picks_the_path_by_batch_size():
     assert dec.preferred_batch("latency") == 2
     llr = noisy(code, limit + 1, seed=5)
     ref = gl.Decoder(code, backend="reference")
-    for batch in (llr, llr[:limit]):     # inter-frame, then intra-frame: the reference's numbers
-        assert_same(dec.decode(batch), ref.decode(batch))
+    for frames in (limit + 1, limit, 3, 1):   # inter-frame, then intra-frame (spread over the
+        batch = llr[:frames]                 # pool, then on the calling thread): the reference's
+        assert_same(dec.decode(batch), ref.decode(batch))            # numbers
+    assert dec.decode(llr[:0]).bits.shape == (0, code.n)
 
 
 @pytest.mark.parametrize("kwargs", [dict(), dict(schedule="flooding"), dict(algorithm="spa")])
