@@ -19,6 +19,7 @@
 #include "hwy/aligned_allocator.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "gpuldpc/cpu_bad_llr-inl.h"
+#include "gpuldpc/cpu_min_sum-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace gpuldpc {
@@ -26,141 +27,21 @@ namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Largest message magnitude: +-(2^(b-1) - 1) for integers (symmetric, so
-// Abs and Neg are exact), "infinity" for float32.
+// Posterior accessor of MinSumRow (cpu_min_sum-inl.h) for frames in the lanes:
+// edge e's vector is variable cols[e]'s, one frame per lane.
 template <typename T>
-constexpr T MaxMagnitude() {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::numeric_limits<T>::infinity();
-  } else {
-    return std::numeric_limits<T>::max();
+struct FramePosteriors {
+  T* post;
+  const uint32_t* cols;
+  template <class D>
+  HWY_INLINE hn::Vec<D> Load(D d, size_t e) const {
+    return hn::Load(d, post + cols[e] * hn::Lanes(d));
   }
-}
-
-// Saturating a - b and a + b (plain for float32).
-template <class D, class V>
-HWY_INLINE V SubSat(D d, V a, V b) {
-  if constexpr (std::is_floating_point_v<hn::TFromD<D>>) {
-    return a - b;
-  } else {
-    return hn::Max(hn::SaturatedSub(a, b), hn::Set(d, -MaxMagnitude<hn::TFromD<D>>()));
-  }
-}
-
-template <class D, class V>
-HWY_INLINE V AddSat(D d, V a, V b) {
-  if constexpr (std::is_floating_point_v<hn::TFromD<D>>) {
-    return a + b;
-  } else {
-    return hn::Max(hn::SaturatedAdd(a, b), hn::Set(d, -MaxMagnitude<hn::TFromD<D>>()));
-  }
-}
-
-// round(m * A / 2^(b-1)) for integer magnitudes 0 <= m <= 2^(b-1) - 1: each
-// b-bit lane is widened in place (even and odd lanes of the 2b-bit view), so
-// the product cannot overflow.
-template <class D, class V>
-HWY_INLINE V ScaleFixed(D d, V m, uint32_t a) {
-  using T = hn::TFromD<D>;
-  using TW = hwy::MakeWide<hwy::MakeUnsigned<T>>;
-  constexpr int kBits = 8 * sizeof(T);
-  constexpr int kFrac = kBits - 1;
-#if HWY_TARGET == HWY_SCALAR
-  const TW x = static_cast<TW>(hn::GetLane(m));
-  return hn::Set(d, static_cast<T>((x * a + (TW{1} << (kFrac - 1))) >> kFrac));
-#else
-  const hn::Repartition<TW, D> dw;
-  const auto w = hn::BitCast(dw, m);
-  const auto low_mask = hn::Set(dw, static_cast<TW>((TW{1} << kBits) - 1));
-  const auto factor = hn::Set(dw, static_cast<TW>(a));
-  const auto half = hn::Set(dw, static_cast<TW>(TW{1} << (kFrac - 1)));
-  const auto lo = hn::ShiftRight<kFrac>(hn::And(w, low_mask) * factor + half);
-  const auto hi = hn::ShiftRight<kFrac>(hn::ShiftRight<kBits>(w) * factor + half);
-  return hn::BitCast(d, hn::Or(lo, hn::ShiftLeft<kBits>(hi)));
-#endif
-}
-
-// The check-node magnitude rule applied to a row's min1 / min2.
-template <class D>
-struct MagnitudeRule {
-  using T = hn::TFromD<D>;
-  using V = hn::Vec<D>;
-  BinaryRule rule;
-  V alpha;           // float32 nms
-  V beta;            // oms (float32 or quantized)
-  uint32_t a_fixed;  // fixed-point nms: round(alpha * 2^(b-1))
-
-  MagnitudeRule(D d, const BinaryConfig& c)
-      : rule(c.rule), alpha(hn::Set(d, static_cast<T>(0))), beta(hn::Set(d, static_cast<T>(0))),
-        a_fixed(0) {
-    if constexpr (std::is_floating_point_v<T>) {
-      alpha = hn::Set(d, c.alpha);
-      beta = hn::Set(d, c.beta);
-    } else {
-      constexpr double kOne = static_cast<double>(MaxMagnitude<T>()) + 1.0;
-      a_fixed = static_cast<uint32_t>(std::lround(static_cast<double>(c.alpha) * kOne));
-      const double b = std::min(std::nearbyint(static_cast<double>(c.beta) * c.llr_scale),
-                                static_cast<double>(MaxMagnitude<T>()));
-      beta = hn::Set(d, static_cast<T>(b));
-    }
-  }
-
-  HWY_INLINE V Apply(D d, V m) const {
-    if (rule == BinaryRule::kOms) {
-      if constexpr (std::is_floating_point_v<T>) {
-        return hn::Max(m - beta, hn::Zero(d));
-      } else {
-        return hn::Max(hn::SaturatedSub(m, beta), hn::Zero(d));
-      }
-    }
-    if constexpr (std::is_floating_point_v<T>) {
-      return m * alpha;
-    } else {
-      return ScaleFixed(d, m, a_fixed);
-    }
+  template <class D>
+  HWY_INLINE void Store(D d, size_t e, hn::Vec<D> v) const {
+    hn::Store(v, d, post + cols[e] * hn::Lanes(d));
   }
 };
-
-// One check row of min-sum.  Q = post - R_old (stored in q_buf), the two
-// smallest |Q| and the sign parity; then R_new per edge (min2 for the edge
-// holding min1: when min1 occurs twice min2 == min1, so the rule is exact),
-// and, for the layered schedule, post = Q + R_new.  In fixed point the
-// layered schedule keeps R = post - Q, the part of R_new that survived the
-// saturation of post: storing R_new itself would later subtract more than was
-// added and flip the signs of saturated posteriors.
-template <bool kLayered, class D, typename T = hn::TFromD<D>>
-HWY_INLINE void MinSumRow(D d, const uint32_t* HWY_RESTRICT cols, size_t dc, T* HWY_RESTRICT post,
-                          T* HWY_RESTRICT r, T* HWY_RESTRICT q_buf, const MagnitudeRule<D>& rule) {
-  const size_t N = hn::Lanes(d);
-  auto min1 = hn::Set(d, MaxMagnitude<T>());
-  auto min2 = min1;
-  auto parity = hn::Zero(d);
-  for (size_t e = 0; e < dc; ++e) {
-    const auto q = SubSat(d, hn::Load(d, post + cols[e] * N), hn::Load(d, r + e * N));
-    hn::Store(q, d, q_buf + e * N);
-    const auto a = hn::Abs(q);
-    min2 = hn::Min(min2, hn::Max(min1, a));
-    min1 = hn::Min(min1, a);
-    parity = hn::Xor(parity, q);  // sign bit: xor of the signs
-  }
-  const auto s1 = rule.Apply(d, min1);
-  const auto s2 = rule.Apply(d, min2);
-  for (size_t e = 0; e < dc; ++e) {
-    const auto q = hn::Load(d, q_buf + e * N);
-    const auto mag = hn::IfThenElse(hn::Eq(hn::Abs(q), min1), s2, s1);
-    const auto rn = hn::IfNegativeThenElse(hn::Xor(parity, q), hn::Neg(mag), mag);
-    if constexpr (kLayered && !std::is_floating_point_v<T>) {
-      // Store the increment that survived saturation, L_new - Q (|.| <= |R_new|),
-      // so that the next Q = L - R of this row undoes exactly what was added.
-      const auto l = AddSat(d, q, rn);
-      hn::Store(l, d, post + cols[e] * N);
-      hn::Store(hn::Sub(l, q), d, r + e * N);
-    } else {
-      hn::Store(rn, d, r + e * N);
-      if constexpr (kLayered) hn::Store(q + rn, d, post + cols[e] * N);
-    }
-  }
-}
 
 // phi(x) = -ln tanh(x/2) = log1p(2 e^-x / (1 - e^-x)), for x clamped to
 // [2 e^-30, inf) so that phi <= 30 (the reference's SPA_MAX_LLR).
@@ -238,14 +119,7 @@ void LoadChannel(D d, const float* HWY_RESTRICT llr, size_t frames, size_t n, fl
         continue;
       }
       const float* HWY_RESTRICT in = LoadableLlrs(llr + f * n + v0, v1 - v0, clean, bad_llr + f);
-      for (size_t v = v0; v < v1; ++v) {
-        if constexpr (std::is_floating_point_v<T>) {
-          out[v * N] = in[v - v0] * sign + 0.0f;  // -0.0 -> +0.0: the sign bit then means "< 0"
-        } else {
-          constexpr float kMax = static_cast<float>(MaxMagnitude<T>());
-          out[v * N] = static_cast<T>(std::nearbyint(std::clamp(in[v - v0] * scale * sign, -kMax, kMax)));
-        }
-      }
+      for (size_t v = v0; v < v1; ++v) out[v * N] = ChannelMessage<T>(in[v - v0], scale, sign);
     }
   }
 }
@@ -263,11 +137,7 @@ template <class D, typename T = hn::TFromD<D>>
 void StoreLaneSoft(D d, const T* HWY_RESTRICT post, size_t n, size_t f, const BinaryConfig& cfg,
                    float* HWY_RESTRICT soft) {
   const size_t N = hn::Lanes(d);
-  if constexpr (std::is_floating_point_v<T>) {
-    for (size_t v = 0; v < n; ++v) soft[v] = post[v * N + f] * cfg.llr_sign;
-  } else {
-    for (size_t v = 0; v < n; ++v) soft[v] = static_cast<float>(post[v * N + f]) * cfg.llr_sign / cfg.llr_scale;
-  }
+  for (size_t v = 0; v < n; ++v) soft[v] = SoftOutput(post[v * N + f], cfg);
 }
 
 template <class D, typename T = hn::TFromD<D>>
@@ -333,9 +203,9 @@ void DecodeChunkT(const CheckRows& rows, const BinaryConfig& cfg, const float* l
         }
       }
       if (flooding) {
-        MinSumRow<false>(d, cols, dc, post, r, q_buf, rule);
+        MinSumRow<false>(d, dc, FramePosteriors<T>{post, cols}, r, N, q_buf, rule);
       } else {
-        MinSumRow<true>(d, cols, dc, post, r, q_buf, rule);
+        MinSumRow<true>(d, dc, FramePosteriors<T>{post, cols}, r, N, q_buf, rule);
       }
     }
     if (flooding) {  // T = Lch + R_1 + R_2 + ... in increasing check-row order

@@ -4,15 +4,19 @@
 // (chunks of SIMD-interleaved frames are the pool's tasks).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gpuldpc/cpu_bad_llr.hpp"
 #include "gpuldpc/cpu_binary_decoder.hpp"
+#include "gpuldpc/cpu_intra_decoder.hpp"
 #include "gpuldpc/cpu_nb_decoder.hpp"
 #include "gpuldpc/cpu_thread_pool.hpp"
 #include "gpuldpc/python_module.hpp"
@@ -32,6 +36,11 @@ E ParseChoice(const std::string& name, const std::string& value,
     names += std::string(names.empty() ? "" : ", ") + "'" + text + "'";
   }
   throw py::value_error(name + "='" + value + "' is not one of " + names);
+}
+
+Precision ParsePrecision(const std::string& precision) {
+  return ParseChoice<Precision>("precision", precision,
+                                {{"float32", Precision::kFloat32}, {"int16", Precision::kInt16}, {"int8", Precision::kInt8}});
 }
 
 // H's structure as CheckRows, from CSR indptr [m+1] / indices [edges].
@@ -138,7 +147,8 @@ class BinaryDecoder {
   BinaryDecoder(int n, IndexArray indptr, IndexArray indices,
                 const std::string& algorithm, const std::string& schedule,
                 const std::string& precision, int max_iterations, bool early_stop, float alpha,
-                float beta, float llr_scale, int threads, float llr_sign)
+                float beta, float llr_scale, int threads, float llr_sign,
+                const std::optional<IndexArray>& base, int z, int intra_frames)
       : rows_(MakeCheckRows(n, indptr, indices)),
         pool_(threads > 0 ? threads : DefaultThreads()) {
     config_.rule = ParseChoice<BinaryRule>(
@@ -146,9 +156,7 @@ class BinaryDecoder {
         {{"nms", BinaryRule::kNms}, {"oms", BinaryRule::kOms}, {"spa", BinaryRule::kSpa}});
     config_.schedule = ParseChoice<Schedule>(
         "schedule", schedule, {{"layered", Schedule::kLayered}, {"flooding", Schedule::kFlooding}});
-    config_.precision = ParseChoice<Precision>(
-        "precision", precision,
-        {{"float32", Precision::kFloat32}, {"int16", Precision::kInt16}, {"int8", Precision::kInt8}});
+    config_.precision = ParsePrecision(precision);
     if (config_.rule == BinaryRule::kSpa && config_.precision != Precision::kFloat32) {
       throw py::value_error("algorithm='spa' runs in float32 only (precision='" + precision +
                             "' is for 'nms' and 'oms')");
@@ -170,11 +178,29 @@ class BinaryDecoder {
     for (int w = 0; w < pool_.threads(); ++w) {
       workspaces_.push_back(std::make_unique<BinaryWorkspace>(rows_));
     }
+    if (intra_frames < 0) throw py::value_error("intra_frames must be >= 0");
+    if (intra_frames > 0) SetUpIntraFrame(base, z, intra_frames);
   }
 
   py::tuple Decode(const py::array& llr, bool soft) {
-    CheckLlr(llr, {rows_.n});
+    const size_t batch = static_cast<size_t>(CheckLlr(llr, {rows_.n}));
     const size_t n = static_cast<size_t>(rows_.n);
+    if (batch <= static_cast<size_t>(intra_frames_)) {
+      // Frames one by one, the rows of a layer in the lanes.  Waking a worker costs about
+      // one to three frames' decoding (20-40 us measured on a 2-core VM), so the batch is
+      // spread over the pool (one frame per task) only when every worker gets two frames.
+      const size_t frames_per_task =
+          batch < 2 * static_cast<size_t>(pool_.threads()) ? std::max<size_t>(batch, 1) : 1;
+      return DecodeBatch(pool_, frames_per_task, llr, n, n, soft,
+                         [&](const float* in, size_t frames, uint8_t* bits, int32_t* it, uint8_t* ok,
+                             uint8_t* bad, float* post, int worker) {
+                           for (size_t f = 0; f < frames; ++f) {
+                             DecodeBinaryFrame(layers_, config_, in + f * n, bits + f * n, it + f, ok + f,
+                                               bad + f, post == nullptr ? nullptr : post + f * n,
+                                               *intra_workspaces_[worker]);
+                           }
+                         });
+    }
     return DecodeBatch(pool_, lanes_, llr, n, n, soft,
                        [&](const float* in, size_t frames, uint8_t* bits, int32_t* it,
                            uint8_t* ok, uint8_t* bad, float* post, int worker) {
@@ -185,13 +211,38 @@ class BinaryDecoder {
 
   size_t lanes() const { return lanes_; }
   int threads() const { return pool_.threads(); }
+  int intra_frames() const { return intra_frames_; }
 
  private:
+  // The intra-frame path (cpu_intra_decoder.hpp) for batches of <= intra_frames frames.
+  void SetUpIntraFrame(const std::optional<IndexArray>& base, int z, int intra_frames) {
+    if (!base || base->ndim() != 2) {
+      throw py::value_error("intra_frames > 0 needs the code's QC base matrix (base int [mb, nb]) and z");
+    }
+    if (!IntraFrameSupports(config_)) {
+      throw py::value_error("the intra-frame path runs 'nms' and 'oms', layered; "
+                            "pass intra_frames=0 for this configuration");
+    }
+    try {
+      layers_ = MakeQcLayers(rows_, base->data(), static_cast<int>(base->shape(0)),
+                             static_cast<int>(base->shape(1)), z);
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(std::string("intra_frames > 0: ") + e.what());
+    }
+    for (int w = 0; w < pool_.threads(); ++w) {
+      intra_workspaces_.push_back(std::make_unique<IntraWorkspace>(layers_));
+    }
+    intra_frames_ = intra_frames;
+  }
+
   CheckRows rows_;
   BinaryConfig config_;
   ThreadPool pool_;
   size_t lanes_ = 0;
   std::vector<std::unique_ptr<BinaryWorkspace>> workspaces_;
+  QcLayers layers_;
+  int intra_frames_ = 0;
+  std::vector<std::unique_ptr<IntraWorkspace>> intra_workspaces_;
 };
 
 // GF(q) tables per edge: [edges, q] element integers in 0..q-1.
@@ -262,12 +313,19 @@ void register_cpu_decoders(py::module_& m) {
   using cpu::NonBinaryDecoder;
   m.def("simd_target", &cpu::SimdTargetName,
         "Instruction set the CPU decoders dispatched to on this machine (e.g. 'AVX3', 'AVX2').");
+  m.def(
+      "binary_lanes",
+      [](const std::string& precision) {
+        return cpu::BinaryLanes(cpu::ParsePrecision(precision));
+      },
+      py::arg("precision"), "Frames in one SIMD chunk of BinaryDecoder for precision on this machine.");
   m.attr("llr_saturation") = cpu::kLlrSaturation;  // |LLR| of +-inf: gpuldpc.bad_llr.LLR_SATURATION
   py::class_<BinaryDecoder>(m, "BinaryDecoder", R"doc(
 Binary LDPC decoder (inter-frame SIMD, thread pool), see docs/cpu.md.
 
 BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations,
-              early_stop, alpha, beta, llr_scale, threads, llr_sign=1)
+              early_stop, alpha, beta, llr_scale, threads, llr_sign=1, base=None, z=0,
+              intra_frames=0)
   n, indptr, indices: H's CSR structure (H.indptr, H.indices), check rows in order.
   algorithm: 'nms' | 'oms' | 'spa'; schedule: 'layered' | 'flooding';
   precision: 'float32' | 'int16' | 'int8' (min-sum only for the integers);
@@ -275,6 +333,10 @@ BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations
   threads: worker threads, 0 = every core.
   llr_sign: 1, or -1 for input whose positive LLR means bit 1 (GNU Radio's sign),
   negated in the load (gl.Decoder(positive_llr_bit=1)).
+  base, z, intra_frames: batches of at most intra_frames frames are decoded one frame
+  at a time with the rows of a layer in the SIMD lanes (intra-frame path, 'nms'/'oms'
+  layered; H must be the expansion of base [mb, nb] with lifting z;
+  ValueError otherwise); 0 = always inter-frame.  Same numbers either way.
 decode(llr float32 [batch, n], positive = bit 0, soft=False) -> (bits uint8 [batch, n],
   iterations int32 [batch], valid bool [batch], bad_llr bool [batch], posteriors float32
   [batch, n] with soft=True, else None: each frame's at its stop, in the input's sign,
@@ -283,15 +345,18 @@ decode(llr float32 [batch, n], positive = bit 0, soft=False) -> (bits uint8 [bat
   gpuldpc.bad_llr); the GIL is released while decoding.
 )doc")
       .def(py::init<int, IndexArray, IndexArray, const std::string&, const std::string&, const std::string&, int, bool, float,
-                    float, float, int, float>(),
+                    float, float, int, float, const std::optional<IndexArray>&, int, int>(),
            py::arg("n"), py::arg("indptr"), py::arg("indices"), py::arg("algorithm"),
            py::arg("schedule"), py::arg("precision"), py::arg("max_iterations"),
            py::arg("early_stop"), py::arg("alpha"), py::arg("beta"), py::arg("llr_scale"),
-           py::arg("threads"), py::arg("llr_sign") = 1.0f)
+           py::arg("threads"), py::arg("llr_sign") = 1.0f, py::arg("base") = py::none(),
+           py::arg("z") = 0, py::arg("intra_frames") = 0)
       .def("decode", &BinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false)
       .def_property_readonly("lanes", &BinaryDecoder::lanes,
                              "Frames decoded together in one SIMD chunk")
-      .def_property_readonly("threads", &BinaryDecoder::threads);
+      .def_property_readonly("threads", &BinaryDecoder::threads)
+      .def_property_readonly("intra_frames", &BinaryDecoder::intra_frames,
+                             "Batches of at most this many frames take the intra-frame path (0: none)");
 
   py::class_<NonBinaryDecoder>(m, "NonBinaryDecoder", R"doc(
 GF(q) Min-Max decoder (forward-backward, modified Min-Max merger), see docs/cpu.md.

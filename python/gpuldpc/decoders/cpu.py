@@ -10,6 +10,15 @@ float32 / 32 int16 / 64 int8 frames with AVX-512, half with AVX2) and chunks
 are spread over a thread pool (``threads``, default every core); the GIL is
 released while decoding, so several Python threads may decode at once.
 
+``preset="latency"`` (a Decoder option): batches of at most :func:`intra_frames` frames
+of a binary QC code (``code.base``, ``code.z``) in layered "nms"/"oms" (float32, int16,
+int8) take the
+intra-frame path instead: one frame at a time with the z rows of a layer in the SIMD
+lanes (Le Gal & Jego, SiPS 2017; ``lib/cpu_intra_decoder.cpp``), frames spread over the
+thread pool, the same numbers as the inter-frame path.  Other codes and settings, and
+larger batches, stay inter-frame.  ``CpuDecoder.path(batch)`` says which path a batch
+takes.
+
 Float32 min-sum and Min-Max give the reference decoder's decisions, iteration
 counts and syndrome flags bit for bit; "spa" matches its frame error rate.
 
@@ -37,6 +46,8 @@ de-scaled by ``llr_scale``; GF(q): the costs, normalised here by
 :func:`gpuldpc.soft.normalized_costs`).  Float32 min-sum gives the reference's numbers.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -87,6 +98,9 @@ class CpuDecoder:
         Worker threads.
     simd : str
         Instruction set chosen at run time ("AVX3" = AVX-512, "AVX2", "SSE4").
+    intra_frames : int
+        Batches of at most this many frames take the intra-frame path (0: none; the
+        ``latency`` preset on a binary QC code, layered min-sum).
     """
 
     def __init__(self, code, impl, simd, soft: bool = False):
@@ -104,10 +118,21 @@ class CpuDecoder:
     def threads(self) -> int:
         return self._impl.threads
 
+    @property
+    def intra_frames(self) -> int:
+        return getattr(self._impl, "intra_frames", 0)
+
+    def path(self, batch: int) -> str:
+        """``"intra-frame"`` or ``"inter-frame"``: the path a batch of ``batch`` frames takes."""
+        return "intra-frame" if batch <= self.intra_frames else "inter-frame"
+
     def preferred_batch(self, preset: str = "throughput") -> int:
-        """``latency``: one SIMD chunk (``lanes`` frames); ``throughput``: eight chunks per
-        worker thread, so every thread stays busy and the per-call cost is amortised."""
-        return self.lanes if preset == "latency" else 8 * self.lanes * self.threads
+        """``latency``: one frame per worker thread on the intra-frame path, else one SIMD
+        chunk (``lanes`` frames); ``throughput``: eight chunks per worker thread, so every
+        thread stays busy and the per-call cost is amortised."""
+        if preset == "latency":
+            return self.threads if self.intra_frames else self.lanes
+        return 8 * self.lanes * self.threads
 
     def decode(self, llr: np.ndarray, out=None):
         """Decode the batch; NaN / +-inf LLRs are loaded by the rule of :mod:`gpuldpc.bad_llr`
@@ -118,15 +143,30 @@ class CpuDecoder:
         return make_result(self.code, bits, iterations, valid, bad, out, post)
 
 
+def intra_frames(code, settings, lanes: int, threads: int) -> int:
+    """Largest batch for the intra-frame path: 0 unless ``preset="latency"`` on a binary QC
+    code in layered "nms"/"oms" (any precision); else half a SIMD chunk per worker thread (a chunk
+    of ``lanes`` frames costs the inter-frame path about as much as ``lanes`` intra-frame
+    frames on one thread: docs/cpu.md, "Intra-frame path")."""
+    if settings.options.get("preset") != "latency" or code.base is None or not code.z:
+        return 0
+    if settings.schedule != "layered" or settings.algorithm == "spa":
+        return 0
+    return max(1, lanes * threads // 2)
+
+
 def _binary(core, code, settings):
     if settings.algorithm == "spa" and settings.precision != "float32":
         raise ValueError(f"algorithm='spa' runs in float32 only on the cpu backend; "
                          f"precision={settings.precision!r} is for 'nms' and 'oms'")
     H = code.H
+    intra = intra_frames(code, settings, core.binary_lanes(settings.precision), _threads(settings) or os.cpu_count())
     return core.BinaryDecoder(code.n, H.indptr, H.indices, settings.algorithm, settings.schedule,
                               settings.precision, settings.max_iterations, settings.early_stop,
                               settings.alpha, settings.beta, _llr_scale(settings),
-                              _threads(settings), -1.0 if settings.positive_llr_bit else 1.0)
+                              _threads(settings), -1.0 if settings.positive_llr_bit else 1.0,
+                              base=None if not intra else np.asarray(code.base, dtype=np.int64),
+                              z=int(code.z or 0), intra_frames=intra)
 
 
 def _non_binary(core, code, settings):

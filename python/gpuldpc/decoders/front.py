@@ -419,7 +419,8 @@ class Decoder:
         """Frames per ``decode`` call that keep the backend busy.
 
         ``latency``: the smallest batch that fills the backend once (one GPU wave,
-        or one SIMD chunk); ``throughput``: enough to overlap copies and kernels
+        one SIMD chunk, or one frame per thread on the cpu intra-frame path);
+        ``throughput``: enough to overlap copies and kernels
         over all streams (or all threads).
         """
         check_choice("preset", preset, ("latency", "throughput"))

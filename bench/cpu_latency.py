@@ -1,0 +1,131 @@
+"""Latency of one frame on the cpu backend: intra-frame path against inter-frame (docs/cpu.md).
+
+WiMAX 2304 r1/2 (and WiFi 1944 r1/2), layered NMS / OMS in float32, NMS in int16 and int8,
+one frame per call (and two frames on two threads):
+10 iterations fixed (early stop off) and with early stop at 2.0 dB, through
+``gl.Decoder(code, backend="cpu", preset="latency", threads=T).decode(llr[1, n])`` and through
+the raw ``gpuldpc._core.BinaryDecoder.decode`` it wraps; the inter-frame path (no preset)
+beside it.  Each figure: median and p99 of ``--calls`` calls after a second of warm-up
+(bench/timing.latency).  The frame errors of both paths on the same ``--fer-frames``
+frames are counted too (the paths give the same bits, so the counts must be equal).
+
+    python bench/cpu_latency.py               # table + bench/results/<machine>-cpu-latency.json/.txt
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+
+import numpy as np
+
+import gpuldpc as gl
+from gpuldpc import _native, channel
+from timing import latency, source_commit
+
+CODES = ("wimax-2304-1/2", "wifi-1944-1/2")
+CONFIGS = (("nms", "float32"), ("oms", "float32"), ("nms", "int16"), ("nms", "int8"))
+ITERATIONS = 10
+EBN0_DB = 2.0
+FER_DB = (1.5, 2.0)
+
+
+def cpu_model() -> str:
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def frames(code, count, ebn0_db, seed):
+    rng = np.random.default_rng(seed)
+    words = code.encode(rng.integers(0, 2, (count, code.k), dtype=np.uint8))
+    return words, np.ascontiguousarray(channel.transmit(code, words, ebn0_db, rng), dtype=np.float32)
+
+
+def latency_rows(name, calls):
+    code = gl.codes.get(name)
+    _, llr = frames(code, 16, EBN0_DB, seed=1)
+    rows = []
+    for algorithm, precision in CONFIGS:
+        for early_stop in (False, True):
+            for threads, batch in ((1, 1), (2, 2)):
+                for preset in ("latency", None):
+                    kwargs = dict(algorithm=algorithm, precision=precision, max_iterations=ITERATIONS,
+                                  early_stop=early_stop, threads=threads)
+                    dec = gl.Decoder(code, backend="cpu", **kwargs, **({"preset": preset} if preset else {}))
+                    x = llr[:batch]
+                    apis = {"gl.Decoder.decode": lambda: dec.decode(x),
+                            "gpuldpc._core.BinaryDecoder.decode": lambda: dec._impl._impl.decode(x, False)}
+                    for api, fn in apis.items():
+                        median, p99 = latency(fn, calls, warm_seconds=0.5)
+                        rows.append(dict(code=name, algorithm=algorithm, precision=precision,
+                                         iterations=ITERATIONS, early_stop=early_stop,
+                                         mean_iterations=float(dec.decode(x).iterations.mean()),
+                                         threads=threads, batch=batch, path=dec._impl.path(batch),
+                                         simd=dec._impl.simd, api=api, median_us=median * 1e6,
+                                         p99_us=p99 * 1e6))
+    return rows
+
+
+def fer_rows(name, count):
+    """Frame errors of both paths on the same frames (batches of intra_frames frames)."""
+    code = gl.codes.get(name)
+    rows = []
+    for ebn0 in FER_DB:
+        words, llr = frames(code, count, ebn0, seed=2)
+        for precision in ("float32", "int8"):
+            errors = {}
+            for preset in ("latency", None):
+                dec = gl.Decoder(code, backend="cpu", precision=precision, max_iterations=ITERATIONS,
+                                 **({"preset": preset} if preset else {}))
+                step = dec._impl.intra_frames or count
+                bits = np.concatenate([dec.decode(llr[i:i + step]).bits for i in range(0, count, step)])
+                errors[dec._impl.path(step)] = int((bits != words).any(axis=1).sum())
+            rows.append(dict(code=name, ebn0_db=ebn0, frames=count, algorithm="nms", precision=precision,
+                             iterations=ITERATIONS, frame_errors=errors))
+    return rows
+
+
+def table(doc) -> str:
+    out = [f"cpu latency, {doc['cpu']} ({os.cpu_count()} cores), SIMD {doc['simd']}, commit {doc['commit']}, "
+           f"{doc['date']}; median / p99 of {doc['calls']} calls",
+           f"{'code':15} {'alg':4} {'prec':7} {'es':3} {'thr':3} {'batch':5} {'path':12} {'api':35} {'it':>5} "
+           f"{'median us':>10} {'p99 us':>8}"]
+    for r in doc["latency"]:
+        out.append(f"{r['code']:15} {r['algorithm']:4} {r['precision']:7} {'on' if r['early_stop'] else 'off':3} {r['threads']:3} "
+                   f"{r['batch']:5} {r['path']:12} {r['api']:35} {r['mean_iterations']:5.1f} "
+                   f"{r['median_us']:10.1f} {r['p99_us']:8.1f}")
+    out.append("frame errors, same frames, both paths (nms, 10 it, early stop):")
+    for r in doc["fer"]:
+        out.append(f"  {r['code']} {r['precision']} {r['ebn0_db']} dB, {r['frames']} frames: {r['frame_errors']}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    parser.add_argument("--machine", default="debian12-2core", help="file name prefix")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--fer-frames", type=int, default=2000)
+    args = parser.parse_args(argv)
+    doc = dict(cpu=cpu_model(), cores=os.cpu_count(), simd=_native.core("cpu_decoders").simd_target(),
+               python=platform.python_version(), numpy=np.__version__, commit=source_commit(),
+               date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               calls=args.calls, ebn0_db=EBN0_DB,
+               latency=[r for name in CODES for r in latency_rows(name, args.calls)],
+               fer=[r for name in CODES for r in fer_rows(name, args.fer_frames)])
+    text = table(doc)
+    print(text, end="")
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"{args.machine}-cpu-latency")
+    with open(stem + ".json", "w") as f:
+        json.dump(doc, f, indent=2)
+    with open(stem + ".txt", "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
