@@ -58,11 +58,24 @@ constexpr size_t kIntraMaxVectorBytes = 64;  // AVX-512
 inline size_t IntraPaddedZ(size_t z, size_t lanes) { return (z + lanes - 1) / lanes * lanes; }
 inline size_t IntraColumnStride(size_t z, size_t lanes) { return lanes + z + 2 * lanes; }
 
+// The compressed float32 R for `lanes` lanes (lib/cpu_intra_decoder.cpp,
+// MinSumRowCompressed): [mb][z / lanes][2][lanes] floats (s1, s2), then, from the
+// offset, [blocks][z / lanes][2] lane masks of (lanes + 7) / 8 bytes, and the 8
+// bytes LoadMaskBits may read past the last.
+inline size_t IntraCompressedMaskOffset(const QcLayers& q, size_t lanes) {
+  return (static_cast<size_t>(q.mb) * IntraPaddedZ(static_cast<size_t>(q.z), lanes) * 2 * sizeof(float) + 63) / 64 * 64;
+}
+inline size_t IntraCompressedBytes(const QcLayers& q, size_t lanes) {
+  const size_t groups = IntraPaddedZ(static_cast<size_t>(q.z), lanes) / lanes;
+  return IntraCompressedMaskOffset(q, lanes) + q.block_col.size() * groups * 2 * ((lanes + 7) / 8) + 8;
+}
+
 // Per-thread scratch for one frame.
 struct IntraWorkspace {
   explicit IntraWorkspace(const QcLayers& layers);
   hwy::AlignedFreeUniquePtr<uint8_t[]> posterior;  // [nb][column stride]: L_j and its head, padded
-  hwy::AlignedFreeUniquePtr<uint8_t[]> messages;   // [blocks][z rounded up to the lanes]: R
+  hwy::AlignedFreeUniquePtr<uint8_t[]> messages;   // [blocks][z rounded up to the lanes]: R (int8/int16)
+  hwy::AlignedFreeUniquePtr<uint8_t[]> compressed; // float32's R, compressed (IntraCompressedBytes)
   hwy::AlignedFreeUniquePtr<uint8_t[]> extrinsic;  // [max_layer_weight][lanes]: a row group's Q
   std::vector<float> clean;                      // [z]: a block column's LLRs after the bad-LLR rule
   std::vector<uint32_t> start;                   // [blocks]: offset of the block column's first copy

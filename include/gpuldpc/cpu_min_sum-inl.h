@@ -147,11 +147,71 @@ struct MagnitudeRule {
   }
 };
 
+// A row's Q vectors (one per edge): in registers when the row weight kDc is a
+// compile-time constant (the loops then unroll), else in q_buf ([dc][N]).
+template <size_t kDc, class D>
+struct RowExtrinsics {
+  using T = hn::TFromD<D>;
+  hn::Vec<D> reg[kDc != 0 ? kDc : 1];
+  T* HWY_RESTRICT buf;
+
+  HWY_INLINE void Put(D d, size_t e, hn::Vec<D> q) {
+    if constexpr (kDc != 0) {
+      reg[e] = q;
+    } else {
+      hn::Store(q, d, buf + e * hn::Lanes(d));
+    }
+  }
+  HWY_INLINE hn::Vec<D> Get(D d, size_t e) const {
+    if constexpr (kDc != 0) {
+      return reg[e];
+    } else {
+      return hn::Load(d, buf + e * hn::Lanes(d));
+    }
+  }
+};
+
+// The two smallest |Q| of a row and the xor of the signs of its Q (sign bit of parity).
+template <class D>
+struct TwoMins {
+  hn::Vec<D> min1, min2, parity;
+
+  explicit TwoMins(D d) : min1(hn::Set(d, MaxMagnitude<hn::TFromD<D>>())), min2(min1), parity(hn::Zero(d)) {}
+  HWY_INLINE void Add(hn::Vec<D> q) {
+    const auto a = hn::Abs(q);
+    min2 = hn::Min(min2, hn::Max(min1, a));
+    min1 = hn::Min(min1, a);
+    parity = hn::Xor(parity, q);
+  }
+};
+
+// For lambdas passed to WithRowWeight: inlined, so that the row's accessor and
+// pointers stay in registers (a call would make them memory that every mask store
+// may alias).
+#if defined(__GNUC__) || defined(__clang__)
+#define HWY_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define HWY_INLINE_LAMBDA
+#endif
+
+// f(body) with std::integral_constant<size_t, dc> when 1 <= dc <= kMax, else with
+// the constant 0 (row weight known only at run time).
+template <size_t kMax, class F>
+HWY_INLINE void WithRowWeight(size_t dc, const F& body) {
+  if constexpr (kMax == 0) {
+    body(std::integral_constant<size_t, 0>());
+  } else if (dc == kMax) {
+    body(std::integral_constant<size_t, kMax>());
+  } else {
+    WithRowWeight<kMax - 1>(dc, body);
+  }
+}
+
 // One check row of min-sum, for `N` rows at once (one per lane).  Q = post - R_old
-// (stored in q_buf), the two smallest |Q| and the sign parity; then R_new per edge
-// (min2 for the edge holding min1: when min1 occurs twice min2 == min1, so the rule
-// is exact), and, for the layered schedule, post = Q + R_new.  In fixed point the
-// layered schedule keeps R = post - Q, the part of R_new that survived the
+// (kept in RowExtrinsics), the two smallest |Q| and the sign parity; then R_new per
+// edge (min2 for the edge holding min1: when min1 occurs twice min2 == min1, so the
+// rule is exact), and, for the layered schedule, post = Q + R_new.  In fixed point
+// the layered schedule keeps R = post - Q, the part of R_new that survived the
 // saturation of post: storing R_new itself would later subtract more than was
 // added and flip the signs of saturated posteriors.
 //
@@ -159,28 +219,25 @@ struct MagnitudeRule {
 // posteriors (one per lane) and post.Store(d, e, v) writes it back; the inter-frame
 // decoder's lanes are frames (FramePosteriors, lib/cpu_binary_decoder.cpp), the
 // intra-frame decoder's are the rows of one QC layer (lib/cpu_intra_decoder.cpp).
-// R_old of edge e is at r + e * r_stride.
-template <bool kLayered, class D, class Posteriors, typename T = hn::TFromD<D>>
-HWY_INLINE void MinSumRow(D d, size_t dc, const Posteriors& post, T* HWY_RESTRICT r, size_t r_stride,
+// R_old of edge e is at r + e * r_stride.  kDc != 0: the row weight as a constant
+// (dc == kDc; WithRowWeight), so Q stays in registers and q_buf is not used.
+template <bool kLayered, size_t kDc = 0, class D, class Posteriors, typename T = hn::TFromD<D>>
+HWY_INLINE void MinSumRow(D d, size_t dc_runtime, const Posteriors& post, T* HWY_RESTRICT r, size_t r_stride,
                           T* HWY_RESTRICT q_buf, const MagnitudeRule<D>& rule) {
-  const size_t N = hn::Lanes(d);
-  auto min1 = hn::Set(d, MaxMagnitude<T>());
-  auto min2 = min1;
-  auto parity = hn::Zero(d);
+  const size_t dc = kDc != 0 ? kDc : dc_runtime;
+  RowExtrinsics<kDc, D> qs{{}, q_buf};
+  TwoMins<D> m(d);
   for (size_t e = 0; e < dc; ++e) {
     const auto q = SubSat(d, post.Load(d, e), hn::Load(d, r + e * r_stride));
-    hn::Store(q, d, q_buf + e * N);
-    const auto a = hn::Abs(q);
-    min2 = hn::Min(min2, hn::Max(min1, a));
-    min1 = hn::Min(min1, a);
-    parity = hn::Xor(parity, q);  // sign bit: xor of the signs
+    qs.Put(d, e, q);
+    m.Add(q);
   }
-  const auto s1 = rule.Apply(d, min1);
-  const auto s2 = rule.Apply(d, min2);
+  const auto s1 = rule.Apply(d, m.min1);
+  const auto s2 = rule.Apply(d, m.min2);
   for (size_t e = 0; e < dc; ++e) {
-    const auto q = hn::Load(d, q_buf + e * N);
-    const auto mag = hn::IfThenElse(hn::Eq(hn::Abs(q), min1), s2, s1);
-    const auto rn = hn::IfNegativeThenElse(hn::Xor(parity, q), hn::Neg(mag), mag);
+    const auto q = qs.Get(d, e);
+    const auto mag = hn::IfThenElse(hn::Eq(hn::Abs(q), m.min1), s2, s1);
+    const auto rn = hn::IfNegativeThenElse(hn::Xor(m.parity, q), hn::Neg(mag), mag);
     if constexpr (kLayered && !std::is_floating_point_v<T>) {
       // Store the increment that survived saturation, L_new - Q (|.| <= |R_new|),
       // so that the next Q = L - R of this row undoes exactly what was added.
