@@ -18,13 +18,21 @@ import numpy as np
 import gpuldpc as gl
 
 
+def code_of(name: str):
+    """A library code by name, or ``nr:K:E``: ``gl.codes.nr(K, E)``."""
+    if name.startswith("nr:"):
+        k, e = (int(v) for v in name.split(":")[1:])
+        return gl.codes.nr(k, e)
+    return gl.codes.get(name)
+
+
 def case(name, **kw):
-    code = gl.codes.get(name)
+    code = code_of(name)
     dec = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0], preset="latency",
                      **kw)
     rng = np.random.default_rng(1)
     if code.is_binary:
-        llr = rng.normal(2.0, 1.5, (1, code.n)).astype(np.float32)
+        llr = rng.normal(2.0, 1.5, (1, code.n)).astype(np.float32)   # E LLRs for an NR block
     else:
         llr = rng.normal(2.0, 1.5, (1, code.n * code.bits_per_symbol)).astype(np.float32)
     start = time.perf_counter()
@@ -48,8 +56,8 @@ def case(name, **kw):
 
 
 def main():
-    case("wimax-2304-1/2")
-    case("gf32-620-310")
+    for name in sys.argv[1:] or ("wimax-2304-1/2", "gf32-620-310"):
+        case(name)
 
 
 if __name__ == "__main__":
