@@ -285,6 +285,28 @@ __device__ void decide(const float* __restrict__ post, unsigned char* sym, int n
     }
 }
 
+// Soft output (gpuldpc.soft): the frame's posterior costs normalised, soft[v][a] = post[v][a] -
+// min_b post[v][b] (one float32 subtraction, gpuldpc.soft.normalized_costs), 0 at the decision.
+template <int Q>
+__device__ void write_costs(const float* __restrict__ post, float* __restrict__ soft, int n)
+{
+    for (int v = threadIdx.x; v < n; v += blockDim.x) {
+        const float4* p = reinterpret_cast<const float4*>(post + (size_t)v * Q);
+        float4* s = reinterpret_cast<float4*>(soft + (size_t)v * Q);
+        float low = nb::inf();
+#pragma unroll 4
+        for (int k = 0; k < Q / 4; ++k) {
+            const float4 x = p[k];
+            low = fminf(low, fminf(fminf(x.x, x.y), fminf(x.z, x.w)));
+        }
+#pragma unroll 4
+        for (int k = 0; k < Q / 4; ++k) {
+            const float4 x = p[k];
+            s[k] = make_float4(x.x - low, x.y - low, x.z - low, x.w - low);
+        }
+    }
+}
+
 template <int Q>
 __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* __restrict__ post,
                               float* __restrict__ chan, float* __restrict__ r,
@@ -294,7 +316,8 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
                               const int* __restrict__ edge_col, const unsigned char* __restrict__ edge_h,
                               const int* __restrict__ group_ptr, const int* __restrict__ group_rows,
                               int groups, const int* __restrict__ vn_ptr, const int* __restrict__ vn_edge,
-                              int n, int m, int E, int dmax, int max_iter, int early_stop, int flooding)
+                              int n, int m, int E, int dmax, int max_iter, int early_stop, int flooding,
+                              float* __restrict__ soft)
 {
     extern __shared__ float4 smem4[];
     unsigned char* smem = reinterpret_cast<unsigned char*>(smem4);
@@ -345,6 +368,7 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
             __syncthreads();
             if (nb::finish_frame(tab, sym, it, max_iter, early_stop, row_ptr, edge_col, edge_h, n, m,
                                  symbols, iterations + frame, valid + frame, flags)) {
+                if (soft) write_costs<Q>(post, soft + frame * (size_t)n * Q, n);
                 return;
             }
         }
@@ -359,11 +383,11 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
         int* iterations, unsigned char* valid, const unsigned char* gexp, const short* glog,        \
         const int* row_ptr, const int* edge_col, const unsigned char* edge_h, const int* group_ptr, \
         const int* group_rows, int groups, const int* vn_ptr, const int* vn_edge, int n, int m,     \
-        int E, int dmax, int max_iter, int early_stop, int flooding)                                \
+        int E, int dmax, int max_iter, int early_stop, int flooding, float* soft)                   \
     {                                                                                               \
         minmax_decode<Q>(in, in_bits, post, chan, r, symbols, iterations, valid, gexp, glog,        \
                          row_ptr, edge_col, edge_h, group_ptr, group_rows, groups, vn_ptr, vn_edge, \
-                         n, m, E, dmax, max_iter, early_stop, flooding);                            \
+                         n, m, E, dmax, max_iter, early_stop, flooding, soft);                      \
     }
 
 NB_MINMAX_KERNEL(4)

@@ -29,10 +29,12 @@ Arithmetic per precision (what makes the backends agree):
   the posteriors are in those units.
 
 Where: ``reference`` (binary float32 and float16, GF(q) Min-Max), ``cpu`` (binary, every
-precision; GF(q) Min-Max), ``cuda`` binary with ``preset="throughput"`` (the ``ms*``,
+precision; GF(q) Min-Max), ``cuda`` with ``preset="throughput"``: binary (the ``ms*``,
 ``hs*`` and ``stored`` kernels write each frame's posteriors once, at the end or, for the
-frame pairs of ``hs*``, when the frame stops).  The cuda latency preset (``ep*`` and resident
-kernels) and the GF(q) cuda decoders raise ValueError naming the alternative.  Results on
+frame pairs of ``hs*``, when the frame stops) and GF(q) Min-Max (``nb_minmax`` writes the
+normalised costs when the frame stops: the reference's bit for bit).  The cuda latency preset
+(``ep*``, resident and one-frame GF(q) kernels) and GF(q) FFT-SPA raise ValueError naming the
+alternative.  Results on
 the GPU (``out_device=True``) carry no soft output (ValueError).  A shaped code
 (:mod:`gpuldpc.codes.shaping`): the posteriors at ``code.decoded_positions``, the columns of
 ``bits``.

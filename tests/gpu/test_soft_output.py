@@ -1,10 +1,10 @@
-"""Soft output of the CUDA binary kernels (``gl.Decoder(backend="cuda", soft_output=...)``,
+"""Soft output of the CUDA kernels (``gl.Decoder(backend="cuda", soft_output=...)``,
 :mod:`gpuldpc.soft`) against the reference decoder, the oracle: the throughput preset's
 float32 min-sum kernels (``ms*``, ``stored``) give the reference's float32 posteriors bit for
 bit, the binary16 kernels (``hs*``) the reference's float16 posteriors (converted to float32),
 each frame's at its stop; the sign of ``positive_llr_bit``; extrinsic LLRs; several streams
-and chunks (the results block); a shaped 5G NR code (GPU recovery); refusals of the latency
-preset and of results on the GPU.
+and chunks (the results block); a shaped 5G NR code (GPU recovery); GF(q) Min-Max posterior
+costs; refusals of the latency preset, of FFT-SPA and of results on the GPU.
 
 The tests without the ``cuda`` marker need no GPU.
 """
@@ -116,6 +116,29 @@ def test_cuda_shaped_code_soft_output(cuda):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("name, algorithm, schedule, ebn0, count", [
+    ("gf16-300-150", "minmax", "flooding", 2.25, 48),
+    ("gf8-224-112", "mmma", "layered", 2.0, 48),
+    ("gf64-1260-630", "mmma", "layered", 1.75, 12),
+])
+def test_cuda_gfq_soft_output_is_the_references(cuda, frames, name, algorithm, schedule, ebn0, count):
+    """GF(q) Min-Max (``nb_minmax`` write_costs): the posterior costs [batch, n, q] at each frame's
+    stop, 0 at the decision, bit for bit the reference's, from bit LLRs and from symbol LLRs."""
+    code = gl.codes.get(name)
+    _, llr = frames(code, ebn0, count, seed=5)
+    symbols = gl.channel.bit_llr_to_symbol_llr(llr, code.q)
+    kw = dict(algorithm=algorithm, schedule=schedule, early_stop=True)
+    want = _decode(code, "reference", llr, **kw)
+    assert 0 < want.valid.sum() < count, "the SNR point should mix decoded and failed frames"
+    for arr in (llr, symbols):
+        got = _decode(code, "cuda", arr, **kw)
+        assert got.llr.shape == (count, code.n, code.q)
+        _assert_identical(got, want, f"{name} {algorithm} {schedule} {arr.ndim}-D input")
+        np.testing.assert_array_equal(got.llr.min(axis=-1), 0.0)
+        np.testing.assert_array_equal(got.llr.argmin(axis=-1), got.bits)
+
+
+@pytest.mark.cuda
 def test_cuda_soft_output_refusals(cuda, frames):
     code, llr = _llrs(frames, "wimax-2304-1/2", "layered", count=4)
     with pytest.raises(ValueError, match="preset='throughput'"):
@@ -123,8 +146,9 @@ def test_cuda_soft_output_refusals(cuda, frames):
     dec = gl.Decoder(code, backend="cuda", soft_output="posterior")
     with pytest.raises(ValueError, match="pass out_device=False"):
         dec.decode(llr, out_device=True)
-    with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write hard decisions only"):
-        gl.Decoder(gl.codes.get("gf16-300-150"), backend="cuda", soft_output="posterior")
+    for kw in (dict(algorithm="fft-spa"), dict(preset="latency")):
+        with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write posterior costs with Min-Max"):
+            gl.Decoder(gl.codes.get("gf16-300-150"), backend="cuda", soft_output="posterior", **kw)
     low = cuda.CudaDecoder(code, soft_output=True, devices=[0])
     with pytest.raises(ValueError, match="soft output is copied to the host with the bits"):
         low.decode_checked(llr, "llr", out_device=True)

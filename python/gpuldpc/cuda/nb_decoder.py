@@ -43,7 +43,7 @@ from .nb_layout import launch_shape, nb_layout
 ALGORITHMS = ("minmax", "mmma", "fft-spa")
 SCHEDULES = ("layered", "flooding")
 # argument types of the entry points (prepared calls): kernels/nb_minmax.cu, kernels/nb_fftspa.cu
-_MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7
+_MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7 + "P"
 _FFTSPA_ARGS = "Pi" + "P" * 13 + "i" * 7
 
 
@@ -94,6 +94,7 @@ class _NbPlan:
         self.mapped_output = dec.preset == "latency" and ctx.unified
         self.channel_copy = dec.schedule == "flooding" and not self.fft
         self.nq = lay.n * lay.q
+        self.soft_width = self.nq if dec.soft_output else 0    # posterior costs a frame (engine)
 
     def resident(self, slot):
         """No resident kernel for GF(q) (:mod:`.engine`)."""
@@ -134,7 +135,7 @@ class _NbPlan:
             chan = ptr(post + 4 * capacity * self.nq if self.channel_copy else 0)
             args = head + (chan, ptr(r)) + outs + (t["group_ptr"], t["group_rows"], np.int32(len(d.groups[0]) - 1),
                                                    t["vn_ptr"], t["vn_edge"]) + sizes + run + (
-                np.int32(d.schedule == "flooding"),)
+                np.int32(d.schedule == "flooding"), ptr(out[3]))
         self.func.prepared_async_call((count, 1), (self.shape.threads, 1, 1), stream, *args,
                                       shared_size=self.shape.shared)
 
@@ -167,15 +168,26 @@ class NbCudaDecoder(GpuDecoder):
         Block shape keeping the most rows in flight per multiprocessor, or the most rows
         per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
         one frame over many multiprocessors (:class:`.nb_frame.NbFrameKernel`).
+    soft_output : bool
+        Min-Max (``"minmax"``, ``"mmma"``) with ``preset="throughput"``: ``DecodeResult.llr``
+        holds each frame's posterior costs at its stop, float32 [batch, n, q], normalised to 0 at
+        the decided symbol (:func:`gpuldpc.soft.normalized_costs`; written by the kernel,
+        ``kernels/nb_minmax.cu`` ``write_costs``): the reference decoder's numbers bit for bit.
     """
 
     device_kind = "symbols"
 
     def __init__(self, code, algorithm: str = "minmax", schedule: str = "layered", max_iterations: int = 10,
                  early_stop: bool = True, *, devices="all", streams: int | None = None,
-                 chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput"):
+                 chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput",
+                 soft_output: bool = False):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
+        if soft_output and (algorithm == "fft-spa" or preset != "throughput"):
+            raise ValueError(f"soft_output: the GF(q) cuda decoders write posterior costs with Min-Max "
+                             f"('minmax', 'mmma') and preset='throughput'; got algorithm={algorithm!r}, "
+                             f"preset={preset!r}")
+        self.soft_output = bool(soft_output)
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}")
         if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)) \
@@ -239,6 +251,11 @@ class NbCudaDecoder(GpuDecoder):
             raise ValueError(f"code {self.code.name!r}: LLRs must be symbol LLRs [batch, {n}, {q}] or bit "
                              f"LLRs [batch, {n * m}] (n*m, m = {m} bits per symbol), got shape {arr.shape}")
         return np.ascontiguousarray(arr, dtype=np.float32), kind
+
+    def _result(self, ticket):
+        """The engine's result, the soft output [batch, n*q] seen as [batch, n, q]."""
+        res = super()._result(ticket)
+        return res if res.llr is None else res._replace(llr=res.llr.reshape(-1, self.layout.n, self.layout.q))
 
     def _make_result(self, bits, iterations, flags):
         """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,

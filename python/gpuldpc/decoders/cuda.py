@@ -29,9 +29,10 @@ of ``code.decoded`` with ``shaping=code.decoded_shaping``, so that the E receive
 to the GPU as they are and are recovered there (:mod:`gpuldpc.cuda.recovery`); the
 latency preset keeps the host recovery (and with it the resident kernel).
 
-Soft output (``soft_output``, :mod:`gpuldpc.soft`): binary codes with the throughput preset
-(the kernels write the posteriors, ``CudaDecoder(soft_output=True)``); the latency preset and
-the GF(q) decoders raise ValueError.  ``llr_unit`` (``|llr_scale|``) is what the front door
+Soft output (``soft_output``, :mod:`gpuldpc.soft`): with the throughput preset, binary codes
+(the kernels write the posteriors, ``CudaDecoder(soft_output=True)``) and GF(q) Min-Max (the
+posterior costs, ``NbCudaDecoder(soft_output=True)``); the latency preset and FFT-SPA raise
+ValueError.  ``llr_unit`` (``|llr_scale|``) is what the front door
 multiplies the input by for ``"extrinsic"``.
 """
 from __future__ import annotations
@@ -108,15 +109,13 @@ def make(code, settings, shaping=None):
                                  f"float16); precision={settings.precision!r} is not offered (int8/float16 "
                                  "LLR input: llr_dtype='int8' / 'float16')")
     if not code.is_binary:
-        if settings.soft_output is not None:
-            raise ValueError(f"soft_output={settings.soft_output!r}: the GF(q) cuda decoders write hard "
-                             "decisions only; use backend='cpu' (Min-Max) or backend='reference'")
         _check_options(settings.options, _NB_OPTIONS, "GF(q) cuda")
         driver()
         from ..cuda.nb_decoder import NbCudaDecoder
 
         return _Backend(NbCudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
-                                      settings.early_stop, **settings.options))
+                                      settings.early_stop, soft_output=settings.soft_output is not None,
+                                      **settings.options))
     _check_options(settings.options, _BINARY_OPTIONS, "cuda backend")
     driver()
     options = dict(settings.options)
