@@ -4,7 +4,11 @@
 // circulants larger than a block of threads (AR4JA k = 16384: z = 2048, 1024), or no QC structure
 // at all (alist codes).  Tables built by gpuldpc.cuda.sparse_layout: cols_t[e * m + r], the e-th
 // column of row r in code.H's order (-1 past the row's degree; width = the heaviest row),
-// layer_start (the reference decoder's layers as row ranges), col_ptr/col_edges (flooding).
+// layer_start (the reference decoder's layers as row ranges), col_ptr/col_edges (flooding), and
+// kcol (or null): the kernel's column of each of the frame's columns, for codes whose frame order
+// scatters the columns that neighbouring rows read (DVB-S2's parity bits: the QC form's column
+// order puts the columns of a warp's rows next to each other, so its gathers coalesce); the
+// tables then hold kernel columns, and the LLR load, decisions and soft output go through kcol.
 //
 // One frame a block of threads, a check row a thread (its columns and Q in registers).  Min-sum as
 // the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a check row
@@ -176,7 +180,8 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
                               const int* __restrict__ cols_t, int width,
                               const int* __restrict__ layer_start, const int* __restrict__ col_ptr,
-                              const int2* __restrict__ col_edges, char* __restrict__ scratch, int frame_bytes,
+                              const int2* __restrict__ col_edges, const int* __restrict__ kcol,
+                              char* __restrict__ scratch, int frame_bytes,
                               int n, int m, int layers, int frames, int max_iter, int early_stop, int rule,
                               float alpha, float beta, float* __restrict__ soft)
 {
@@ -191,13 +196,14 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     T* post = POST_SHARED ? reinterpret_cast<T*>(smem_vec) : reinterpret_cast<T*>(mine + 16ll * m);
     T* lch = post + n;  // flooding only
 
+    const auto at = [kcol](int c) { return kcol != nullptr ? kcol[c] : c; };  // frame -> kernel column
     if (tid == 0) flag = 0;
     __syncthreads();
     const In* src = llr + f * n;
     for (int i = tid; i < n; i += nt) {
         const float c = A::channel(llr_value(src[i], scale, &flag));
-        A::put(post + i, c);
-        if (FLOOD) A::put(lch + i, c);
+        A::put(post + at(i), c);
+        if (FLOOD) A::put(lch + at(i), c);
     }
     for (int r = tid; r < m; r += nt) rec[r] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
@@ -270,17 +276,17 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     }
     if (soft != nullptr) {  // the posteriors as float32 (binary16: exact) in the caller's sign
         const unsigned negative = scale < 0.0f;
-        for (int i = tid; i < n; i += nt) soft[f * n + i] = flip(A::get(post + i), negative);
+        for (int i = tid; i < n; i += nt) soft[f * n + i] = flip(A::get(post + at(i)), negative);
     }
     if (packed) {
         const int nbytes = (n + 7) >> 3;
         for (int j = tid; j < nbytes; j += nt) {
             unsigned v = 0u;
-            for (int k = 0; k < 8; ++k) v |= (8 * j + k < n && A::get(post + 8 * j + k) < 0.0f ? 1u : 0u) << (7 - k);
+            for (int k = 0; k < 8; ++k) v |= (8 * j + k < n && A::get(post + at(8 * j + k)) < 0.0f ? 1u : 0u) << (7 - k);
             bits[f * nbytes + j] = (unsigned char)v;
         }
     } else {
-        for (int i = tid; i < n; i += nt) bits[f * n + i] = A::get(post + i) < 0.0f ? 1 : 0;
+        for (int i = tid; i < n; i += nt) bits[f * n + i] = A::get(post + at(i)) < 0.0f ? 1 : 0;
     }
 }
 
@@ -295,13 +301,15 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 #define SPARSE_ARGS(In)                                                                              \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
         const int *cols_t, int width, const int *layer_start, const int *col_ptr,                    \
-        const int2 *col_edges, char *scratch, int frame_bytes, int n, int m, int layers, int frames, \
+        const int2 *col_edges, const int *kcol, char *scratch, int frame_bytes, int n, int m,         \
+        int layers, int frames,                                                                      \
         int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
 #define SPARSE_KERNEL(name, DC, T, FLOOD, In, SHARED)                                                 \
     extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : DC > 16 ? 384 : 512) name(SPARSE_ARGS(In)) \
     {                                                                                                 \
         sparse_frames<T, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
-                                                layer_start, col_ptr, col_edges, scratch, frame_bytes, \
+                                                layer_start, col_ptr, col_edges, kcol, scratch,        \
+                                                frame_bytes,                                           \
                                                 n, m, layers, frames, max_iter, early_stop, rule,      \
                                                 alpha, beta, soft);                                    \
     }

@@ -23,9 +23,12 @@ def test_tables_describe_h_and_the_reference_layers(name):
     code = _decoded(name)
     lay = sparse_layout(code)
     H = code.H.tocsr()
+    kcol = lay.kcol if lay.kcol is not None else np.arange(code.n)   # frame column -> kernel column
+    assert (lay.kcol is not None) == name.startswith("dvbs2")
+    assert np.array_equal(np.sort(kcol), np.arange(code.n))
     for r in range(0, code.m, max(1, code.m // 300)):           # row r's columns in H's order, then -1
         row = H.indices[H.indptr[r]:H.indptr[r + 1]]
-        assert np.array_equal(lay.cols_t[:row.size, r], row) and (lay.cols_t[row.size:, r] == -1).all()
+        assert np.array_equal(lay.cols_t[:row.size, r], kcol[row]) and (lay.cols_t[row.size:, r] == -1).all()
     assert lay.cols_t.shape[0] == lay.max_row == np.diff(H.indptr).max()
     layers = TannerGraph(code).layers
     assert lay.layers == len(layers) and lay.layer_start[0] == 0 and lay.layer_start[-1] == code.m
@@ -38,10 +41,31 @@ def test_tables_describe_h_and_the_reference_layers(name):
     # column table: (row, position) of every edge, rows increasing within a column
     assert lay.col_ptr[-1] == H.nnz
     for v in range(0, code.n, max(1, code.n // 200)):
-        rows, pos = lay.col_edges[lay.col_ptr[v]:lay.col_ptr[v + 1]].T
+        rows, pos = lay.col_edges[lay.col_ptr[kcol[v]]:lay.col_ptr[kcol[v] + 1]].T
         assert np.all(np.diff(rows) > 0)
         assert np.array_equal(H.indices[H.indptr[rows] + pos], np.full(rows.size, v))
         assert np.array_equal(rows, np.flatnonzero(H[:, v].toarray().ravel()))
+
+
+@pytest.mark.parametrize("name", ["dvbs2-normal-1/2", "dvbs2-short-3/5"])
+def test_dvbs2_kernel_columns_make_a_warps_gathers_adjacent(name):
+    """DVB-S2 in the QC form's column order (``kcol``): the columns that 32 consecutive rows of a
+    layer read at one edge position fall into about four 32-byte sectors of float32 posteriors
+    (128 bytes, a coalesced line), against 9-14 in the frame's order (parity bits q apart)."""
+    lay = sparse_layout(gl.codes.get(name))
+    inverse = np.argsort(lay.kcol)
+
+    def sectors(cols_t):
+        counts = []
+        for l in range(lay.layers):
+            for w in range(lay.layer_start[l], lay.layer_start[l + 1], 32):
+                for cols in cols_t[:, w:min(w + 32, lay.layer_start[l + 1])]:
+                    if (cols >= 0).any():
+                        counts.append(np.unique(cols[cols >= 0] // 8).size)
+        return np.mean(counts)
+
+    frame_order = np.where(lay.cols_t >= 0, inverse[np.maximum(lay.cols_t, 0)], -1)
+    assert sectors(lay.cols_t) < 5.0 and sectors(frame_order) > 9.0
 
 
 def test_empty_rows_inside_and_after_layers():

@@ -210,6 +210,12 @@ class DvbS2Code(Code):
     def encoder(self):
         return DvbS2Encoder(self.frame, self.rate_label)
 
+    @property
+    def qc_columns(self) -> np.ndarray:
+        """The frame's column of each column of the quasi-cyclic form (``qc_form(self).cols``):
+        the column order the GPU's sparse kernel decodes in (:mod:`gpuldpc.cuda.sparse_layout`)."""
+        return _qc_form(self.frame, self.rate_label).cols
+
 
 @functools.lru_cache(maxsize=None)
 def _dvbs2(frame: str, rate: str) -> DvbS2Code:

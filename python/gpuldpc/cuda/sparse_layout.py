@@ -14,7 +14,14 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
   (:class:`gpuldpc.decoders.reference_graph.TannerGraph`: runs of consecutive rows with
   disjoint supports, or the QC block rows), so the layered schedule is the reference's;
 * ``col_ptr`` int32 [n + 1], ``col_edges`` int32 [E, 2]: per column its edges as (row,
-  position of the edge in the row), rows increasing (the flooding sum's order).
+  position of the edge in the row), rows increasing (the flooding sum's order);
+* ``kcol`` int32 [n] or None: the kernel's column of each of the frame's columns, for a code
+  that names a column order of its own (``code.qc_columns``, the frame's column of each QC
+  column: DVB-S2, whose parity bits p_i, p_{i+q}, ... of a block row's consecutive checks lie q
+  columns apart in the frame and next to each other in the QC form, so a warp's posterior
+  gathers coalesce); ``cols_t``, ``col_ptr`` and ``col_edges`` then count kernel columns, and the
+  kernel reads the LLRs and writes the decisions and soft output through ``kcol``, in the
+  frame's order.  The arithmetic is unchanged (same rows, layers and edge order): bit for bit.
 
 :class:`SparsePlan` is the engine's plan (:mod:`.engine`) for this kernel: one frame a block
 of up to 512 threads (256 for rows of more than 32 edges; a layer's rows, rounded up to the
@@ -39,7 +46,7 @@ ROW_VARIANTS = (8, 16, 32, 40, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows 
 MAX_ROW = ROW_VARIANTS[-1]      # the sign bits 0..57 of a row record
 QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
 POSTERIORS = ("auto", "shared", "device")
-_ARG_TYPES = "PfPiPPPiPPPPiiiiiiiiffP"
+_ARG_TYPES = "PfPiPPPiPPPPPiiiiiiiiffP"
 _RULES = {"nms": 0, "oms": 1}
 
 
@@ -54,6 +61,7 @@ class SparseLayout(NamedTuple):
     col_edges: np.ndarray
     max_layer_rows: int
     max_row: int                # edges of the heaviest row
+    kcol: np.ndarray | None = None
 
     @property
     def layers(self) -> int:
@@ -88,14 +96,28 @@ def sparse_layout(code) -> SparseLayout:
         starts.append(end)
     starts[-1] = code.m                # trailing empty rows join the last layer
     layer_start = np.asarray(starts, dtype=np.int32)
+    kcol = kernel_columns(code)
+    to_kernel = (lambda c: c) if kcol is None else (lambda c: kcol[c])
     position = np.arange(H.nnz) - row_ptr[graph.edge_row]          # of each edge in its row
     cols_t = np.full((max(int(degrees.max(initial=0)), 1), code.m), -1, dtype=np.int32)
-    cols_t[position, graph.edge_row] = H.indices
-    order = np.lexsort((graph.edge_row, graph.edge_col))          # by column, then row
-    col_ptr = np.concatenate([[0], np.cumsum(np.bincount(graph.edge_col, minlength=code.n))]).astype(np.int32)
+    cols_t[position, graph.edge_row] = to_kernel(H.indices)
+    edge_col = to_kernel(graph.edge_col)
+    order = np.lexsort((graph.edge_row, edge_col))                # by column, then row
+    col_ptr = np.concatenate([[0], np.cumsum(np.bincount(edge_col, minlength=code.n))]).astype(np.int32)
     col_edges = np.stack([graph.edge_row[order], position[order]], axis=1).astype(np.int32)
     return SparseLayout(code.n, code.m, cols_t, layer_start, col_ptr, col_edges,
-                        int(np.diff(layer_start).max()), int(degrees.max(initial=0)))
+                        int(np.diff(layer_start).max()), int(degrees.max(initial=0)), kcol)
+
+
+def kernel_columns(code) -> np.ndarray | None:
+    """``kcol`` (module docstring): the inverse of ``code.qc_columns`` as int32, or None for a
+    code without one (its frame order is the kernel's)."""
+    qc_columns = getattr(code, "qc_columns", None)
+    if qc_columns is None:
+        return None
+    kcol = np.empty(code.n, dtype=np.int32)
+    kcol[qc_columns] = np.arange(code.n, dtype=np.int32)
+    return kcol
 
 
 def kernel_name(layout: SparseLayout, precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
@@ -135,6 +157,7 @@ class SparsePlan:
         self.scratch_frame = 16 * lay.m + (0 if shared else -(-post_bytes // 16) * 16)
         self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
             drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
+        self.kcol = drv.to_device(lay.kcol) if lay.kcol is not None else np.intp(0)
         self.bits_width = (lay.n + 7) // 8 if dec.packed else lay.n
         self.soft_width = lay.n if dec.soft_output else 0       # posteriors a frame (engine)
         self.default_streams = 1 if dec.preset == "latency" else 4
@@ -158,6 +181,6 @@ class SparsePlan:
         self.func.prepared_async_call(
             (count, 1), (self.shape.threads, 1, 1), stream,
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.cols_t, lay.cols_t.shape[0],
-            self.layer_start, self.col_ptr, self.col_edges, scratch,
+            self.layer_start, self.col_ptr, self.col_edges, self.kcol, scratch,
             self.scratch_frame, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
             _RULES[d.algorithm], d.alpha, d.beta, out[3], shared_size=self.shape.shared_bytes)
