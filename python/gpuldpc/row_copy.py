@@ -6,8 +6,10 @@ One thread copies a few GB/s (10.6 GB/s measured on an H100 host), less than PCI
 copying a block of rows each reach the host's multi-threaded bandwidth (20-40 GB/s
 measured on the GPU hosts).  Used where rows must move on the host: the CUDA engine's
 staging of foreign input (:mod:`gpuldpc.cuda.engine`), the stream blocks' copy of
-decoded words into GNU Radio's output buffer (:mod:`gpuldpc.streaming`) and the rate
-recovery of shaped codes (:mod:`gpuldpc.codes.shaping`).
+decoded words into GNU Radio's output buffer (:mod:`gpuldpc.streaming`), the rate
+recovery of shaped codes (:mod:`gpuldpc.codes.shaping`), and the gather of a mixed batch's
+frames by code and the scatter of their results back (:func:`gather_rows`,
+:func:`scatter_rows`; :mod:`gpuldpc.decoders.mixed`).
 """
 from __future__ import annotations
 

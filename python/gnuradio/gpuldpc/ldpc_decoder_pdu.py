@@ -32,7 +32,7 @@ from gpuldpc.code_switch import CodeSwitch, merged_stats
 from gpuldpc.streaming import StreamDecoder, block_code
 
 from .decoder_blocks import STATS_PORT, stats_to_pmt
-from .pdu_code import code_key, with_code
+from .pdu_code import split_pdu, with_code
 
 IN_PORT = "in"
 OUT_PORT = "out"
@@ -97,25 +97,13 @@ class ldpc_decoder_pdu(gr.basic_block):
         self.message_port_pub(pmt.intern(STATS_PORT), stats_to_pmt(self.stats()))
 
     def handle_pdu(self, msg):
-        if not pmt.is_pair(msg) or not pmt.is_f32vector(pmt.cdr(msg)):
-            self._reject("expected a PDU (metadata, f32vector)")
-            return
-        meta = pmt.car(msg)
-        if not pmt.is_dict(meta):
-            meta = pmt.make_dict()
         try:
-            name, core = self.switch.select(code_key(meta))
+            meta, name, core, llr = split_pdu(msg, self.switch, "f32vector")
         except ValueError as exc:
             self._reject(str(exc))
             return
-        llr = np.array(pmt.f32vector_elements(pmt.cdr(msg)), dtype=np.float32)
-        vlen = core.vlen_in
-        if llr.size == 0 or llr.size % vlen:
-            self._reject(f"length {llr.size} is not a positive multiple of the frame length {vlen} "
-                         f"of code {core.code.name!r}")
-            return
         try:
-            batch = core.decode_frames(llr.reshape(-1, vlen))
+            batch = core.decode_frames(llr)
         except Exception as exc:  # noqa: BLE001  (a PDU that cannot be decoded must not stop the block)
             self._reject(f"decoding failed: {type(exc).__name__}: {exc}")
             return
@@ -127,7 +115,7 @@ class ldpc_decoder_pdu(gr.basic_block):
                             pmt.init_u8vector(batch.bad_llr.size, batch.bad_llr.astype(np.uint8).tolist()))
         meta = pmt.dict_add(meta, pmt.intern("frames"), pmt.from_long(batch.kept.size))
         meta = pmt.dict_add(meta, pmt.intern("dropped"),
-                            pmt.from_long(llr.size // vlen - batch.kept.size))
+                            pmt.from_long(llr.shape[0] - batch.kept.size))
         meta = with_code(meta, name)
         if batch.llr is not None:
             soft = batch.llr.reshape(-1)

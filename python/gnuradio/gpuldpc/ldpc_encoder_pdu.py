@@ -12,14 +12,13 @@ counted (``rejected``) and logged, and the block goes on.
 """
 from __future__ import annotations
 
-import numpy as np
 import pmt
 from gnuradio import gr
 
 from gpuldpc.code_switch import CodeSwitch
 from gpuldpc.streaming import StreamEncoder
 
-from .pdu_code import code_key, with_code
+from .pdu_code import split_pdu, with_code
 
 IN_PORT = "in"
 OUT_PORT = "out"
@@ -51,26 +50,11 @@ class ldpc_encoder_pdu(gr.basic_block):
         gr.log.warn(f"ldpc_encoder_pdu: PDU rejected ({self.rejected} so far): {why}")
 
     def handle_pdu(self, msg):
-        if not pmt.is_pair(msg) or not pmt.is_u8vector(pmt.cdr(msg)):
-            self._reject("expected a PDU (metadata, u8vector)")
-            return
-        meta = pmt.car(msg)
-        if not pmt.is_dict(meta):
-            meta = pmt.make_dict()
         try:
-            name, core = self.switch.select(code_key(meta))
-        except ValueError as exc:
+            meta, name, core, info = split_pdu(msg, self.switch, "u8vector")
+            words = core.encode_frames(info).reshape(-1)
+        except ValueError as exc:          # malformed, no or an unknown code, symbols outside GF(q)
             self._reject(str(exc))
             return
-        info = np.array(pmt.u8vector_elements(pmt.cdr(msg)), dtype=np.uint8)
-        if info.size == 0 or info.size % core.vlen_in:
-            self._reject(f"length {info.size} is not a positive multiple of the frame length {core.vlen_in} "
-                         f"of code {core.code.name!r}")
-            return
-        try:
-            words = core.encode_frames(info.reshape(-1, core.vlen_in)).reshape(-1)
-        except ValueError as exc:          # e.g. GF(q) symbols outside the field
-            self._reject(f"encoding failed: {exc}")
-            return
-        meta = pmt.dict_add(with_code(meta, name), pmt.intern("frames"), pmt.from_long(info.size // core.vlen_in))
+        meta = pmt.dict_add(with_code(meta, name), pmt.intern("frames"), pmt.from_long(info.shape[0]))
         self.message_port_pub(pmt.intern(OUT_PORT), pmt.cons(meta, pmt.init_u8vector(words.size, words.tolist())))
