@@ -187,6 +187,7 @@ def test_bad_arguments_are_refused_before_decoding(backend, llr, index, error, m
     (["wifi-648-1/2"], {"piece_frames": 0}, "piece_frames must be None or an integer >= 1"),
     (["wifi-648-1/2"], {"on_bad_llr": "drop"}, "on_bad_llr='drop' is not one of"),
     (["wifi-648-1/2"], {"max_iterations": 0}, "max_iterations must be an integer >= 1"),
+    (["wifi-648-1/2", "gf16-300-150"], {"algorithm": "nms"}, "algorithm='nms' is not one of"),   # the second fails
 ])
 def test_bad_construction(backend, codes, options, message):
     with pytest.raises((ValueError, KeyError), match=message):

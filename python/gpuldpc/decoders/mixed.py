@@ -110,12 +110,16 @@ class MixedDecoder:
             raise ValueError("packed=True: a MixedDecoder returns unpacked bits (its rows are padded per frame)")
         self.codes = codes
         self.on_bad_llr = on_bad_llr
-        self.decoders: tuple[Decoder, ...] = ()
+        self._buffers: list[np.ndarray | None] = [None] * len(codes)
+        built: list[Decoder] = []
         try:
-            self.decoders = tuple(Decoder(code, on_bad_llr="erase", **options) for code in codes)
+            for code in codes:
+                built.append(Decoder(code, on_bad_llr="erase", **options))
         except BaseException:
-            self.close()
+            for dec in built:
+                dec.close()
             raise
+        self.decoders = tuple(built)
         self.backends = tuple(d.backend for d in self.decoders)
         self._soft = options.get("soft_output") is not None
         self._in_width = np.array([_input_width(c) for c in codes], np.int64)
@@ -123,7 +127,6 @@ class MixedDecoder:
         self._info = tuple(_info_positions(c) for c in codes)
         self._pieces = tuple(piece_frames or max(d.preferred_batch("latency"), d.preferred_batch("throughput") // 8)
                              for d in self.decoders)
-        self._buffers: list[np.ndarray | None] = [None] * len(codes)
         self._lock = threading.Lock()
 
     @property
