@@ -35,8 +35,10 @@ import sys
 import numpy as np
 
 import gpuldpc as gl
-from gpu_nr import header, write_json
-from timing import median_time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_nr import header, write_json  # noqa: E402  (bench/gpu_nr.py)
+from timing import median_time  # noqa: E402
 
 MIX = (("wimax-2304-1/2", 0.50, 2.0), ("wimax-2304-5/6", 0.25, 4.5), ("wifi-1944-2/3", 0.25, 3.0))
 """(code, share of the frames, Eb/N0 dB of its LLRs)."""
@@ -47,19 +49,16 @@ SETTINGS = dict(algorithm="nms", schedule="layered", max_iterations=10, early_st
 
 
 def mixed_batch(frames: int, seed: int = 1):
-    """(code_index int64 [frames], float32 LLRs [frames, WIDTH], info bits per frame)."""
+    """(code_index int64 [frames], float32 LLRs [frames, WIDTH]) of random codewords."""
     rng = np.random.default_rng(seed)
     idx = rng.choice(len(MIX), frames, p=[share for _, share, _ in MIX])
     llr = np.zeros((frames, WIDTH), np.float32)
-    info = [None] * frames
     for c, (name, _, ebn0) in enumerate(MIX):
         code = gl.codes.get(name)
         rows = np.flatnonzero(idx == c)
         bits = rng.integers(0, 2, (rows.size, code.k), dtype=np.uint8)
         llr[rows, :code.n] = gl.channel.transmit(code, code.encode(bits), ebn0, rng)
-        for r, b in zip(rows, bits):
-            info[r] = b
-    return idx, llr, info
+    return idx, llr
 
 
 def configurations(backend: str):
@@ -155,7 +154,7 @@ def main(argv=None):
     frames = 600 if args.frames == "small" else int(args.frames)
     pieces = [int(p) for p in args.piece_frames.split(",")]
     reps = 3 if args.quick else 7
-    idx, llr, _ = mixed_batch(frames)
+    idx, llr = mixed_batch(frames)
     rows = []
     for label, options, convert in configurations(args.backend):
         rows += run_config(label, options, convert(llr), idx, args.backend, pieces, reps)

@@ -210,3 +210,21 @@ class _OnGpu:
 def test_gpu_arrays_are_refused_with_the_way_out(backend):
     with pytest.raises(TypeError, match="llrs: a MixedDecoder takes host arrays .* that code's gl.Decoder"):
         gl.MixedDecoder(NAMES, backend=backend).decode(_OnGpu(), [0, 1])
+
+
+def test_the_benchmark_runs_on_the_cpu(bench_module, native_core, tmp_path):
+    """bench/gpu_mixed.py --backend cpu --frames small: every row measured (results asserted
+    bit-identical inside), a ratio against each code-by-code row, the JSON and the table."""
+    import json
+
+    bench_module("gpu_mixed").main(["--backend", "cpu", "--frames", "small", "--quick", "--out", str(tmp_path)])
+    doc = json.loads((tmp_path / "cpu-mixed.json").read_text())
+    measured = [(r["config"], r["api"], r["input"], r.get("how")) for r in doc["rows"] if "coded_gbps" in r]
+    baselines = [("gl.Decoder", "numpy", "decode"), ("gl.Decoder", "numpy", "submit"),
+                 ("gl.Decoder", "pinned", "decode"), ("gl.Decoder", "numpy, grouped per call", "decode")]
+    assert measured == [(config, *b) for config in ("float32", "int8 messages")
+                        for b in baselines + [("gl.MixedDecoder", "numpy", None)]]
+    ratios = [r for r in doc["rows"] if "ratio" in r]
+    assert len(ratios) == 8 and all(r["ratio"] > 0 for r in ratios)
+    assert all(r["frames_per_batch"] == 600 and r["early_stop"] is False for r in doc["rows"] if "coded_gbps" in r)
+    assert "gl.MixedDecoder / gl.Decoder pinned (decode)" in (tmp_path / "cpu-mixed.txt").read_text()
