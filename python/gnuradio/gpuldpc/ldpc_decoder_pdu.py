@@ -52,6 +52,10 @@ class ldpc_decoder_pdu(gr.basic_block):
     throughput preset's kernels (the latency preset's write no soft output).  ``codes``: a list
     of codes (as ``code`` takes them) instead of ``code``, chosen per PDU by its ``ldpc_code``
     (see the module docstring); each code gets its own decoder with these parameters.
+
+    Attributes: ``switch`` (:class:`gpuldpc.code_switch.CodeSwitch`: ``names`` as listed,
+    ``workers`` their :class:`gpuldpc.streaming.StreamDecoder`), ``core`` (the first code's,
+    the only one with ``code``).
     """
 
     def __init__(self, code=None, algorithm=None, schedule="layered",
