@@ -3,7 +3,7 @@
 # test, run the benchmarks; everything lands under $OUT.  From the project root, carrying
 # .device (tools/prepare_device.sh) and, optionally, a reference cache folder .refcache:
 #   bash bench/gpu_all.sh                       # every stage (about 16 minutes)
-#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb nr nrfer dvbfer sparse soft gr sim
+#   bash bench/gpu_all.sh tests front           # some stages: tests front binary versions nb nr nrfer dvbfer sparse soft mixed gr sim
 # Stages: tests (tests/gpu + the GPU noise check), front (bench/gpu_front_door.py: gl.Decoder, what
 # a user gets, beside the lower-level objects; the headline figures), binary (bench/gpu_binary.py: Tables II/III,
 # Sionna, CPU rows, latency), versions (bench/gpu_versions.py --latency-only: the latency
@@ -13,7 +13,10 @@
 # 75 s; named only, not among the defaults; DVBFER_ARGS, e.g. "--seconds 120 --flooding"), sparse
 # (bench/gpu_sparse.py: DVB-S2 and CCSDS through gl.Decoder, the sparse kernel, Sionna beside), soft
 # (bench/gpu_soft.py: what soft output costs), gr (GNU Radio block path, core), sim (50 s of
-# the GF(q) campaign resumed from bench/results: the campaign's frames per second).
+# the GF(q) campaign resumed from bench/results: the campaign's frames per second), mixed
+# (bench/gpu_mixed.py: gl.MixedDecoder on issue 16's mix of three codes against the same frames
+# code by code, about 2 minutes; named only, not among the defaults; MIXED_ARGS, e.g.
+# "--piece-frames 0,5280,21120,42240").
 set -uo pipefail
 source tools/device_env.sh || exit 1
 export GPULDPC_CACHE_DIR=/tmp/gpuldpc-cache
@@ -51,6 +54,7 @@ want nrfer && run nrfer 330 python3 bench/nr_campaign.py --out "$OUT" ${NRFER_AR
 want dvbfer && run dvbfer 240 python3 bench/dvb_ccsds_campaign.py --out "$OUT" ${DVBFER_ARGS:-}
 want sparse && run sparse 420 python3 bench/gpu_sparse.py --out "$OUT" ${SPARSE_ARGS:-}
 want soft && run soft 120 python3 bench/gpu_soft.py --out "$OUT"
+want mixed && run mixed 300 python3 bench/gpu_mixed.py --out "$OUT" ${MIXED_ARGS:-}
 if want gr; then   # the block's work path, three times each, interleaved: numpy ring, 1 % NaN frames erased, GNU Radio-like (foreign) ring
   for rep in $(seq "${GR_REPS:-3}"); do
     run gr_clean_$rep 90 python3 bench/gr_throughput.py --path core --backend cuda --frames 262144 --out "$OUT"

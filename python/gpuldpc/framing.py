@@ -143,15 +143,17 @@ class FrameSync:
 class PayloadCheck:
     """Running error counts of received payloads against :func:`payload` (see :meth:`check`).
 
-    frames : frames checked;  frame_errors / bit_errors : frames with any bit
-    wrong and the wrong bits (against the payload the frame should carry);
-    missing : sequence numbers skipped;  out_of_order : frames whose sequence
+    k : information bits a frame (0: frames of several codes, each checked at its own
+    length);  frames : frames checked;  bits : their information bits;  frame_errors /
+    bit_errors : frames with any bit wrong and the wrong bits (against the payload the frame
+    should carry);  missing : sequence numbers skipped;  out_of_order : frames whose sequence
     number is not above the previous one.
     """
 
     k: int
     seed: int
     frames: int = 0
+    bits: int = 0
     frame_errors: int = 0
     bit_errors: int = 0
     missing: int = 0
@@ -159,7 +161,7 @@ class PayloadCheck:
     next_seq: int = 0
 
     def check(self, info) -> None:
-        """Count one frame's information bits (uint8 [k]).
+        """Count one frame's information bits (uint8 [k], or of its own length when ``k`` is 0).
 
         The frame should be ``next_seq``.  When its sequence field says
         otherwise and its payload matches that other number exactly, the frame
@@ -167,18 +169,20 @@ class PayloadCheck:
         otherwise it is compared, bit by bit, with ``next_seq``'s payload.
         """
         info = np.asarray(info, dtype=np.uint8)
+        k = info.size
         seq = sequence_number(info)
-        if seq != self.next_seq and np.array_equal(info, payload(seq, self.k, self.seed)):
+        if seq != self.next_seq and np.array_equal(info, payload(seq, k, self.seed)):
             if seq > self.next_seq:
                 self.missing += seq - self.next_seq
             else:
                 self.out_of_order += 1
         else:
             seq = self.next_seq
-            errors = int(np.count_nonzero(info != payload(seq, self.k, self.seed)))
+            errors = int(np.count_nonzero(info != payload(seq, k, self.seed)))
             self.bit_errors += errors
             self.frame_errors += errors > 0
         self.frames += 1
+        self.bits += k
         self.next_seq = max(self.next_seq, seq + 1)
 
     @property
@@ -187,4 +191,4 @@ class PayloadCheck:
 
     @property
     def ber(self) -> float:
-        return self.bit_errors / (self.frames * self.k) if self.frames else 0.0
+        return self.bit_errors / self.bits if self.bits else 0.0

@@ -219,7 +219,8 @@ print(json.dumps({"problems": records, "families": families}))"""
 @needs_grcc
 def test_grc_platform_loads_the_code_family_choices(repo, grc_platform, tmp_path):
     """GRC's platform loads this checkout's YAML cleanly, and the encoder and decoders offer
-    the DVB-S2 and CCSDS families beside "Name or file" and 5G NR."""
+    the DVB-S2 and CCSDS families beside "Name or file" and 5G NR; the PDU decoder also
+    "Several" (codes chosen by each PDU's ldpc_code)."""
     import json
     env = dict(os.environ, GRC_BLOCKS_PATH=os.path.join(repo, "grc"), HOME=str(tmp_path),
                GR_CONF_GRC_GLOBAL_BLOCKS_PATH=os.path.join(gr.prefix(), "share", "gnuradio", "grc", "blocks"))
@@ -228,8 +229,9 @@ def test_grc_platform_loads_the_code_family_choices(repo, grc_platform, tmp_path
     assert result.returncode == 0, result.stderr
     library = json.loads(result.stdout)
     assert [p for p in library["problems"] if "gpuldpc" in p] == []
-    for key in ("gpuldpc_ldpc_encoder", "gpuldpc_ldpc_decoder", "gpuldpc_ldpc_decoder_pdu"):
+    for key in ("gpuldpc_ldpc_encoder", "gpuldpc_ldpc_decoder"):
         assert library["families"][key] == [["named", "nr", "dvbs2", "ccsds"]], key
+    assert library["families"]["gpuldpc_ldpc_decoder_pdu"] == [["named", "nr", "dvbs2", "ccsds", "mixed"]]
 
 
 @pytest.mark.parametrize("frame, rate, vlen, out_vlen, message", [

@@ -3,9 +3,11 @@
 Thin blocks over the core package :mod:`gpuldpc` (which never imports GNU
 Radio): the stream decoders ``ldpc_decoder`` and ``nb_ldpc_decoder``, the
 encoders ``ldpc_encoder`` and ``nb_ldpc_encoder``, the PDU decoder
-``ldpc_decoder_pdu``; for receive chains ``bpsk_frame_receiver`` (synchronisation
+``ldpc_decoder_pdu`` and encoder ``ldpc_encoder_pdu`` (one code, or several chosen per PDU by
+its ``ldpc_code`` metadata: ACM/VCM); for receive chains ``bpsk_frame_receiver`` (synchronisation
 and ``frame_sync``: sync-word framing of soft symbols) and the sinks
-``payload_check`` and ``error_counter``; ``dvbs2_bch_decoder``, the DVB-S2 BCH
+``payload_check`` and ``error_counter`` (``payload_pdu_source`` and ``payload_check_pdu``
+for PDUs of several codes); ``dvbs2_bch_decoder``, the DVB-S2 BCH
 outer decoder after the LDPC Decoder.
 ``decoder_lengths`` / ``encoder_lengths`` / ``bch_lengths`` give a block's vector
 lengths from its code, ``load_code`` a code from its name or file and ``nr_code`` a 5G NR code
@@ -25,3 +27,5 @@ from .frame_sync import frame_sync  # noqa: F401
 from .payload_check import payload_check  # noqa: F401
 from .receiver import bpsk_frame_receiver  # noqa: F401
 from .ldpc_decoder_pdu import ldpc_decoder_pdu  # noqa: F401
+from .ldpc_encoder_pdu import ldpc_encoder_pdu  # noqa: F401
+from .payload_pdu import payload_check_pdu, payload_pdu_source  # noqa: F401

@@ -40,5 +40,5 @@ class payload_check(gr.sync_block):
         c = self.counts
         print(f"payload_check: {c.frames} of {c.next_seq} frames decoded, {c.missing} missing, "
               f"{c.out_of_order} out of order; FER {c.fer:.3g} ({c.frame_errors}/{c.frames}), "
-              f"BER {c.ber:.3g} ({c.bit_errors}/{c.frames * c.k} info bits)", flush=True)
+              f"BER {c.ber:.3g} ({c.bit_errors}/{c.bits} info bits)", flush=True)
         return True

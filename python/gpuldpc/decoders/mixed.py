@@ -1,0 +1,306 @@
+"""Frames of several codes in one call: ``gl.MixedDecoder(codes=[...]).decode(llrs, code_index)``.
+
+Adaptive and variable coding (DVB-S2 ACM/VCM, 5G NR with many UEs, CCSDS with several rates)
+sends frames of different codes, rates and lifting sizes in one stream.  A MixedDecoder holds
+one :class:`gpuldpc.Decoder` per code (same options; each keeps its tables resident on the
+GPU and its own buffers) and decodes a batch whose frame ``i`` belongs to code
+``code_index[i]``:
+
+1. every argument is checked before anything is decoded (code indices, row lengths, dtype);
+2. the frames are grouped by code (a stable sort of ``code_index``: each group in input
+   order);
+3. each group, in *pieces* of at most ``piece_frames`` frames, is gathered row by row straight
+   into its decoder's input, ``Decoder.pinned_llr`` (page-locked memory the cuda backend copies
+   to the GPU as it lies; :func:`gpuldpc.row_copy.gather_rows`: one pass over memory, split
+   over threads), and handed over with ``Decoder.submit``, so the GPU decodes one piece while
+   the host gathers the next and the groups' copies and launches overlap on their streams;
+4. the results are collected piece by piece and scattered back into input order
+   (:func:`gpuldpc.row_copy.scatter_rows`) into arrays padded to the widest code
+   (:class:`gpuldpc.mixed_result.MixedDecodeResult`).
+
+Each frame is decoded by its own code's decoder with its own early stop, so the result is bit
+for bit what ``gl.Decoder(code).decode`` gives for the same frames code by code.  What it costs
+beside that: the gather (a host copy of the LLRs, 4 bytes a bit for float32, 1 for int8) and
+the scatter of the bits; the GPU's copies and kernels are those of the separate batches.
+
+Non-finite LLRs (:mod:`gpuldpc.bad_llr`): the decoders flag the frames; ``on_bad_llr="raise"``
+then raises a ValueError naming them by their position in the caller's batch, ``"erase"``
+returns them marked in ``bad_llr``.
+
+GF(q) codes take the bit LLRs of their binary image, ``n*m`` a frame (``m = log2 q``); their
+``bits`` are symbols.  Soft output is offered for binary codes only.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .. import bad_llr, device_arrays
+from ..codes import get as get_code
+from ..codes.shaping import ShapedCode
+from ..mixed_result import MixedDecodeResult
+from ..row_copy import gather_rows, scatter_rows
+from ..settings import check_choice
+from .front import Decoder
+
+
+def _input_width(code) -> int:
+    """LLRs a frame of ``code`` takes in a row: ``n`` (a shaped code: its ``n`` = E
+    transmitted LLRs), GF(q): the ``n*m`` bit LLRs of its binary image."""
+    return code.n if code.is_binary else code.n * code.bits_per_symbol
+
+
+def _info_positions(code):
+    """Where ``code``'s information lies in ``DecodeResult.bits``: a slice for a run (every
+    systematic code), else an index array."""
+    pos = np.asarray(code.decoded_info if isinstance(code, ShapedCode) else code.info_positions)
+    first = int(pos[0]) if pos.size else 0
+    return slice(first, first + pos.size) if np.array_equal(pos, np.arange(first, first + pos.size)) else pos
+
+
+def _bits_width(code) -> int:
+    """Width of ``code``'s ``DecodeResult.bits`` rows."""
+    return len(code.decoded_positions) if isinstance(code, ShapedCode) else code.n
+
+
+class MixedDecoder:
+    """Decode frames of several codes in one call; see the module docstring.
+
+    Parameters
+    ----------
+    codes : sequence of Code, ShapedCode or str
+        The codes (``gl.codes.get`` names or code objects; distinct names), binary or GF(q);
+        ``code_index`` values point into this list.
+    on_bad_llr : {"raise", "erase"}
+        As :class:`gpuldpc.Decoder`; ``"raise"`` names the frames by their input position.
+    piece_frames : int or None
+        Frames per ``submit`` of a group (groups larger are split): None takes, per code, an
+        eighth of ``Decoder.preferred_batch("throughput")`` (on the GPU: two stream launches
+        of the throughput preset, four waves, so the first piece is decoding while the next
+        is gathered, and the pieces in flight keep every stream fed), at least
+        ``preferred_batch("latency")``.
+    **options
+        Handed to every :class:`gpuldpc.Decoder` as they are (``algorithm``, ``schedule``,
+        ``max_iterations``, ``early_stop``, ``backend``, ``precision``, ``positive_llr_bit``,
+        ``soft_output``, ``llr_dtype``, ``devices``, ...).
+
+    Attributes
+    ----------
+    codes : tuple of the codes;  decoders : tuple of gl.Decoder, one per code;
+    backends : tuple of their backends' names;  piece_frames : tuple, per code.
+    """
+
+    def __init__(self, codes, *, on_bad_llr: str = "raise", piece_frames: int | None = None, **options):
+        if isinstance(codes, (str, bytes)) or not hasattr(codes, "__len__") or len(codes) == 0:
+            raise ValueError(f"codes must be a non-empty list of codes or code names, got {codes!r}")
+        codes = tuple(get_code(c) if isinstance(c, str) else c for c in codes)
+        names = [getattr(c, "name", None) for c in codes]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"codes: {twice} given more than once; each code once (code_index points into the list)")
+        check_choice("on_bad_llr", on_bad_llr, bad_llr.POLICIES)
+        if piece_frames is not None and (isinstance(piece_frames, bool) or not isinstance(piece_frames, (int, np.integer))
+                                         or piece_frames < 1):
+            raise ValueError(f"piece_frames must be None or an integer >= 1, got {piece_frames!r}")
+        if options.get("soft_output") is not None and not all(c.is_binary for c in codes):
+            raise ValueError("soft_output with GF(q) codes among the codes: a MixedDecoder gives soft output for "
+                             "binary codes only (a GF(q) frame's are [n, q] symbol costs); decode them with gl.Decoder")
+        if options.get("packed"):
+            raise ValueError("packed=True: a MixedDecoder returns unpacked bits (its rows are padded per frame)")
+        self.codes = codes
+        self.on_bad_llr = on_bad_llr
+        self._buffers: list[np.ndarray | None] = [None] * len(codes)
+        built: list[Decoder] = []
+        try:
+            for code in codes:
+                built.append(Decoder(code, on_bad_llr="erase", **options))
+        except BaseException:
+            for dec in built:
+                dec.close()
+            raise
+        self.decoders = tuple(built)
+        self.backends = tuple(d.backend for d in self.decoders)
+        self._soft = options.get("soft_output") is not None
+        self._in_width = np.array([_input_width(c) for c in codes], np.int64)
+        self._widths = (np.array([_bits_width(c) for c in codes], np.int32), np.array([c.k for c in codes], np.int32))
+        self._info = tuple(_info_positions(c) for c in codes)
+        self._pieces = tuple(piece_frames or max(d.preferred_batch("latency"), d.preferred_batch("throughput") // 8)
+                             for d in self.decoders)
+        self._lock = threading.Lock()
+
+    @property
+    def piece_frames(self) -> tuple:
+        """Frames per ``submit`` of each code's group (the ``piece_frames`` argument, or each
+        decoder's default)."""
+        return self._pieces
+
+    # ------------------------------------------------------------------ checks
+    def _check_index(self, code_index) -> np.ndarray:
+        idx = np.asarray(code_index)
+        if idx.ndim == 1 and idx.size == 0:           # [] is float64 to numpy
+            idx = idx.astype(np.int64)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            raise TypeError(f"code_index must be a 1-D integer array (one code index a frame), got "
+                            f"{idx.dtype} {idx.shape}")
+        bad = np.flatnonzero((idx < 0) | (idx >= len(self.codes)))
+        if bad.size:
+            raise ValueError(f"code_index: frame {int(bad[0])} has index {int(idx[bad[0]])}, outside 0..{len(self.codes) - 1} "
+                             f"(the decoder's {len(self.codes)} codes){f'; {bad.size} such frames' if bad.size > 1 else ''}")
+        return idx.astype(np.int64, copy=False)
+
+    def _check_dtype(self, dtype, used):
+        """TypeError unless every decoder of a code in use takes LLRs of ``dtype`` (as
+        :meth:`gpuldpc.Decoder.check_llr` says, converting floats where it would)."""
+        for c in used:
+            try:
+                self.decoders[c].check_llr(np.empty((0, self._in_width[c]), dtype))
+            except TypeError as exc:
+                raise TypeError(f"llrs: {exc}") from None
+
+    def _check_llrs(self, llrs, idx: np.ndarray, used):
+        """The LLRs as a 2-D array [frames, width] with rows at least as wide as each frame's
+        code takes, or a list of 1-D rows of exactly that width."""
+        if type(llrs) is not np.ndarray and device_arrays.view(llrs) is not None:
+            raise TypeError("llrs: a MixedDecoder takes host arrays (the frames are gathered by code on the host); "
+                            "hand a GPU array of one code's frames to that code's gl.Decoder")
+        frames = idx.size
+        if isinstance(llrs, (list, tuple)):
+            if len(llrs) != frames:
+                raise ValueError(f"llrs: {len(llrs)} frames for {frames} entries of code_index")
+            rows = [np.asarray(r) for r in llrs]
+            for i, r in enumerate(rows):
+                want = self._in_width[idx[i]]
+                if r.ndim != 1 or r.shape[0] != want:
+                    raise ValueError(f"llrs[{i}]: code {self.codes[idx[i]].name!r} takes {want} LLRs a frame "
+                                     f"(a 1-D array), got shape {r.shape}")
+            for dtype in {r.dtype for r in rows}:
+                self._check_dtype(dtype, used)
+            return rows
+        arr = np.asarray(llrs)
+        if arr.ndim != 2 or arr.shape[0] != frames:
+            raise ValueError(f"llrs must be a 2-D array [frames, width] with {frames} rows (one a code_index "
+                             f"entry), or a list of 1-D rows; got shape {arr.shape}")
+        if frames:
+            need = self._in_width[used].max()
+            if arr.shape[1] < need:
+                short = int(np.flatnonzero(self._in_width[idx] > arr.shape[1])[0])
+                raise ValueError(f"llrs: rows hold {arr.shape[1]} LLRs, frame {short} (code "
+                                 f"{self.codes[idx[short]].name!r}) needs {self._in_width[idx[short]]}")
+        self._check_dtype(arr.dtype, used)
+        return arr
+
+    # ------------------------------------------------------------------ decode
+    def decode(self, llrs, code_index) -> MixedDecodeResult:
+        """Decode frame ``i`` of ``llrs`` with code ``codes[code_index[i]]``.
+
+        ``llrs``: a 2-D array [frames, width] whose row ``i`` holds frame ``i``'s LLRs in its
+        first ``n`` entries (``n`` of its code; GF(q): ``n*m`` bit LLRs; the rest of the row is
+        ignored), or a list of 1-D arrays of exactly those lengths (each copied on its own:
+        slower).  ``code_index``: int [frames].  Dtype and sign as for :class:`gpuldpc.Decoder`.
+        Returns a :class:`~gpuldpc.mixed_result.MixedDecodeResult` in input order.
+        """
+        idx = self._check_index(code_index)
+        counts = np.bincount(idx, minlength=len(self.codes))
+        used = np.flatnonzero(counts)
+        llrs = self._check_llrs(llrs, idx, used)
+        frames = idx.size
+        widths, k = self._widths
+        bits = np.zeros((frames, int(widths.max())), np.uint8)
+        iterations = np.zeros(frames, np.int32)
+        valid = np.zeros(frames, bool)
+        bad = np.zeros(frames, bool)
+        soft = np.zeros((frames, int(widths.max())), np.float32) if self._soft else None
+        order = np.argsort(idx, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(counts)])
+        with self._lock:
+            pending = []
+            try:
+                for c in used:
+                    rows = order[starts[c]:starts[c + 1]]
+                    pending += self._submit_group(int(c), rows, llrs)
+            finally:
+                failure = None
+                for rows, ticket in pending:     # every ticket collected, so no buffer is reused early
+                    try:
+                        res = ticket.result()
+                    except Exception as exc:  # noqa: BLE001  (the first failure is raised below)
+                        failure = failure or exc
+                        continue
+                    scatter_rows(bits, rows, res.bits)
+                    iterations[rows], valid[rows], bad[rows] = res.iterations, res.valid, res.bad_llr
+                    if soft is not None:
+                        scatter_rows(soft, rows, res.llr)
+            if failure is not None:
+                raise failure
+        if self.on_bad_llr == "raise" and bad.any():
+            self._raise_bad(bad, idx)
+        return MixedDecodeResult(self.codes, idx, self._widths, self._info, bits, iterations, valid, bad, soft)
+
+    def _submit_group(self, c: int, rows: np.ndarray, llrs) -> list:
+        """Gather code ``c``'s frames (input positions ``rows``) into its decoder's input and
+        submit them in pieces; [(rows of the piece, ticket)]."""
+        dec, piece = self.decoders[c], self._pieces[c]
+        buf = self._buffer(c, rows.size)
+        tickets = []
+        for a in range(0, rows.size, piece):
+            part, dst = rows[a:a + piece], buf[a:a + piece]
+            if isinstance(llrs, list):
+                for j, r in enumerate(part):
+                    dst[j] = llrs[r]
+            else:
+                gather_rows(dst, llrs, part)
+            tickets.append((part, dec.submit(dst)))
+        return tickets
+
+    def _buffer(self, c: int, frames: int) -> np.ndarray:
+        """Decoder ``c``'s input rows for ``frames`` frames: its ``pinned_llr`` array, kept
+        between calls and grown by an eighth more than asked when too small."""
+        buf = self._buffers[c]
+        if buf is None or buf.shape[0] < frames:
+            self._buffers[c] = None          # the old one is released before the new one is made
+            dec = self.decoders[c]
+            rows = frames + frames // 8
+            buf = dec.pinned_llr(rows) if dec.code.is_binary else dec.pinned_llr(rows, bit_llr=True)
+            self._buffers[c] = buf
+        return buf[:frames]
+
+    def _raise_bad(self, bad: np.ndarray, idx: np.ndarray):
+        frames = np.flatnonzero(bad)
+        names = sorted({self.codes[c].name for c in idx[frames]})
+        raise ValueError(f"llrs: frames {frames[:8].tolist()}{'...' if frames.size > 8 else ''} (codes {names}) "
+                         "contain NaN or infinite values; gl.MixedDecoder(..., on_bad_llr='erase') decodes them "
+                         "as erasures instead")
+
+    def index(self, key) -> int:
+        """The position in ``codes`` of a code given by name or by index (``ldpc_code`` metadata);
+        ValueError naming the codes for anything else."""
+        return code_position([c.name for c in self.codes], key)
+
+    def close(self):
+        """Release every decoder's resources and the input buffers."""
+        self._buffers = [None] * len(self.codes)
+        for dec in self.decoders:
+            dec.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return f"MixedDecoder({[c.name for c in self.codes]}, backends={list(self.backends)})"
+
+
+def code_position(names, key) -> int:
+    """Index of ``key`` in the code names ``names``: ``key`` a name (str or bytes) or an index
+    (an integer 0..len-1); ValueError naming the choices otherwise."""
+    if isinstance(key, bytes):
+        key = key.decode("utf-8", "replace")
+    if isinstance(key, str):
+        if key in names:
+            return names.index(key)
+    elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(names):
+        return int(key)
+    raise ValueError(f"ldpc_code={key!r} is neither one of the codes {list(names)} nor an index 0..{len(names) - 1}")
