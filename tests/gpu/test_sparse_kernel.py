@@ -66,6 +66,16 @@ def test_normal_frames_float32_take_device_memory(cuda):
         gl.Decoder(code, backend="cuda", posteriors="shared")
 
 
+@pytest.mark.parametrize("name, precision, placement", [
+    ("dvbs2-normal-1/2", "float16", "device"),       # fits, one block of 12 warps an SM: device
+    ("dvbs2-short-1/2", "float32", "shared"),
+    ("ccsds-ar4ja-16384-1/2", "float32", "shared"),  # one block of 16 warps an SM: shared
+])
+def test_auto_posteriors_need_sixteen_warps_an_sm_in_shared_memory(cuda, name, precision, placement):
+    dec = gl.Decoder(gl.codes.get(name), backend="cuda", max_iterations=2, precision=precision)
+    assert _cuda_decoder(dec).engines[0].plan.posteriors == placement
+
+
 def test_input_formats_bad_llrs_and_packed_output(cuda, frames, reference):
     code = gl.codes.get("dvbs2-short-1/2")
     _, llr = frames(code, 2.4, 40, seed=13)

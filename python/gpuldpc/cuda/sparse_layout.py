@@ -27,8 +27,8 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
 of up to 512 threads (256 for rows of more than 32 edges; a layer's rows, rounded up to the
 warp, a row a thread), posteriors in shared memory
 where ``n`` of them (flooding: ``2n``, with the channel LLRs) fit a block's opt-in shared
-memory, else in device memory; each frame's scratch holds its 16-byte row records (and those
-posteriors).
+memory and leave :data:`MIN_SHARED_WARPS` warps an SM, else in device memory; each frame's
+scratch holds its 16-byte row records (and those posteriors).
 """
 from __future__ import annotations
 
@@ -48,6 +48,11 @@ QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to th
 POSTERIORS = ("auto", "shared", "device")
 _ARG_TYPES = "PfPiPPPiPPPPPiiiiiiiiffP"
 _RULES = {"nms": 0, "oms": 1}
+# posteriors="auto" takes shared memory where it fits and leaves at least this many warps an SM
+# (H100, commit 6c784b3, kernel only: DVB-S2 normal 1/2 binary16, one 130 KB block of 12 warps an
+# SM, 1.69 Gb/s shared / 2.51 device; AR4JA k = 16384 float32, one block of 16 warps, 4.55 / 4.04;
+# short frames, C2 and AR4JA binary16, 16 warps or more, shared 10-50 % faster)
+MIN_SHARED_WARPS = 16
 
 
 class SparseLayout(NamedTuple):
@@ -142,12 +147,20 @@ class SparsePlan:
             raise ValueError(f"posteriors='shared': code {dec.code.name!r} needs {post_bytes} B of shared memory "
                              f"a frame, this device allows {lim.shared_per_block_optin} B; use 'device' or 'auto'")
         self.posteriors = "shared" if posteriors == "shared" or (posteriors == "auto" and fits) else "device"
+
+        def load():
+            self.name = kernel_name(lay, dec.precision, self.posteriors, dec.schedule, llr_code)
+            self.func = ctx.function(MODULE, self.name)
+            self.attributes = ctx.kernel_attributes(self.func)
+            return min(self.attributes.max_threads, lim.max_threads_per_block, -(-lay.max_layer_rows // WARP) * WARP)
+
+        threads = load()
+        if posteriors == "auto" and self.posteriors == "shared":
+            by_shared = lim.shared_per_sm // (post_bytes + self.attributes.static_shared + lim.shared_reserved)
+            if by_shared * threads < MIN_SHARED_WARPS * WARP:
+                self.posteriors = "device"
+                threads = load()
         shared = post_bytes if self.posteriors == "shared" else 0
-        self.name = kernel_name(lay, dec.precision, self.posteriors, dec.schedule, llr_code)
-        self.func = ctx.function(MODULE, self.name)
-        self.attributes = ctx.kernel_attributes(self.func)
-        threads = min(self.attributes.max_threads, lim.max_threads_per_block,
-                      -(-lay.max_layer_rows // WARP) * WARP)
         if shared > 48 * 1024:
             self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         self.func.prepare(_ARG_TYPES)
