@@ -10,5 +10,6 @@ The core package; it never imports GNU Radio (the blocks live in
 """
 from . import channel, codes, gf  # noqa: F401
 from .decoders import BackendUnavailable, DecodeResult, Decoder, Ticket  # noqa: F401
+from .int4 import pack_int4, unpack_int4  # noqa: F401
 
 __version__ = "0.1.0"
