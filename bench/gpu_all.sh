@@ -45,7 +45,7 @@ run() {   # name timeout command...
   local name=$1 limit=$2; shift 2
   timeout "$limit" "$@" > "$OUT/$name.log" 2>&1; echo "$name rc=$? ($((SECONDS - t0))s)"; tail -25 "$OUT/$name.log"
 }
-want front && run front 420 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT_ARGS:-}
+want front && run front 480 python3 bench/gpu_front_door.py --out "$OUT" ${FRONT_ARGS:-}
 want binary && run binary 300 python3 bench/gpu_binary.py --out "$OUT"
 want versions && run versions 120 python3 bench/gpu_versions.py --latency-only --per-snr 250 --out "$OUT"
 want nb && run nb 240 python3 bench/gpu_nb.py --out "$OUT"
@@ -53,7 +53,7 @@ want nr && run nr 480 python3 bench/gpu_nr.py --out "$OUT" ${NR_ARGS:-}
 want nrfer && run nrfer 330 python3 bench/nr_campaign.py --out "$OUT" ${NRFER_ARGS:-}
 want dvbfer && run dvbfer 240 python3 bench/dvb_ccsds_campaign.py --out "$OUT" ${DVBFER_ARGS:-}
 want sparse && run sparse 420 python3 bench/gpu_sparse.py --out "$OUT" ${SPARSE_ARGS:-}
-want soft && run soft 120 python3 bench/gpu_soft.py --out "$OUT"
+want soft && run soft 180 python3 bench/gpu_soft.py --out "$OUT"
 want mixed && run mixed 300 python3 bench/gpu_mixed.py --out "$OUT" ${MIXED_ARGS:-}
 if want gr; then   # the block's work path, three times each, interleaved: numpy ring, 1 % NaN frames erased, GNU Radio-like (foreign) ring
   for rep in $(seq "${GR_REPS:-3}"); do

@@ -9,7 +9,8 @@ Rows (DESIGN.md "Measuring"; every row names its ``api`` and ``input``):
   stop, ``batch = dec.preferred_batch("throughput")``: ``gl.Decoder.decode`` from a
   ``dec.pinned_llr`` array ("pinned"), from the same numpy array handed in again
   ("numpy, same array"), from a fresh numpy array every call ("numpy, fresh array");
-  int8 LLRs with ``precision="float16"`` from page-locked and numpy arrays; the
+  int8 and packed int4 LLRs (``llr_dtype="int4"``, ``gl.pack_int4``, one after the other in the
+  same run) with ``precision="float16"`` from page-locked and numpy arrays; the
   low-level ``CudaDecoder`` (pinned in, ``out=`` pinned bits) beside them, labelled;
 * submit/result pipelining: two tickets in flight from numpy arrays;
 * the machine's multi-threaded host memcpy bandwidth (the bound of "fresh array");
@@ -156,19 +157,24 @@ def throughput_rows(code, reps):
         rows.append(r)
     erase.close()
     dec.close()
-    # int8 LLRs, binary16 messages
-    half = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0], precision="float16",
-                      llr_dtype="int8", llr_scale=0.25)
-    batch = half.preferred_batch("throughput")
-    cw, llr = noisy(code, batch)
-    q = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
-    qp = half.pinned_llr(batch)
-    qp[:] = q
-    fer = fer_of(half.decode(qp), cw)
-    for src, what in ((qp, "pinned"), (q, "numpy, same array")):
-        rows.append(row(code, batch, median_time(lambda: half.decode(src), reps), "gl.Decoder", what,
-                        llr_dtype="int8", fer=fer, precision="float16"))
-    half.close()
+    # int8 and packed int4 LLRs, binary16 messages (issue 16 item 4: PCIe bounds 55 / 110 Gb/s in)
+    for llr_dtype, scale in (("int8", 0.25), ("int4", 0.75)):
+        half = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0],
+                          precision="float16", llr_dtype=llr_dtype, llr_scale=scale)
+        batch = half.preferred_batch("throughput")
+        cw, llr = noisy(code, batch)
+        q = (gl.pack_int4(llr, scale) if llr_dtype == "int4"
+             else np.clip(np.round(llr / scale), -127, 127).astype(np.int8))
+        qp = half.pinned_llr(batch)
+        qp[:] = q
+        fer = fer_of(half.decode(qp), cw)
+        for src, what in ((qp, "pinned"), (q, "numpy, same array")):
+            rows.append(row(code, batch, median_time(lambda: half.decode(src), reps), "gl.Decoder", what,
+                            llr_dtype=llr_dtype, fer=fer, precision="float16", llr_scale=scale))
+        low = half._impl.decoder                  # one chunk's launch, the int4 unpack kernel included
+        chunk = low.engines[0].chunk
+        rows[-2]["kernel_gbps"] = code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9
+        half.close()
     return rows
 
 

@@ -14,5 +14,6 @@ from . import channel, codes, gf  # noqa: F401
 from .decoders import BackendUnavailable, DecodeResult, Decoder, Ticket  # noqa: F401
 from .decoders.mixed import MixedDecoder  # noqa: F401
 from .mixed_result import MixedDecodeResult  # noqa: F401
+from .int4 import pack_int4, unpack_int4  # noqa: F401
 
 __version__ = "0.1.0"

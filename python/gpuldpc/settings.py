@@ -10,6 +10,7 @@ SCHEDULES = ("layered", "flooding")
 PRECISIONS = ("float32", "float16", "int16", "int8")
 BACKENDS = ("auto", "cuda", "cpu", "reference")
 SOFT_OUTPUTS = (None, "posterior", "extrinsic")
+SOFT_DTYPES = ("float32", "float16")
 
 
 def check_choice(name, value, choices):
@@ -21,7 +22,8 @@ def check_choice(name, value, choices):
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """Validated decoder settings handed to a backend (``on_bad_llr``: :mod:`gpuldpc.bad_llr`;
-    ``soft_output``: :mod:`gpuldpc.soft`, a backend writes posteriors for any value but None)."""
+    ``soft_output``: :mod:`gpuldpc.soft`, a backend writes posteriors for any value but None;
+    ``soft_dtype``: theirs, float16 converted by the front door unless the backend gives it)."""
 
     algorithm: str
     schedule: str
@@ -35,3 +37,4 @@ class Settings:
     on_bad_llr: str = "raise"
     positive_llr_bit: int = 0
     soft_output: str | None = None
+    soft_dtype: str = "float32"

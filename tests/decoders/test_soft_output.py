@@ -3,13 +3,14 @@
 The reference decoder is the oracle: its ``DecodeResult.llr`` of each frame equals its
 posteriors after that frame's iteration count (``posterior``); the cpu backend gives the same
 float32 numbers for min-sum (both schedules, early stop on and off), SPA within 1e-4 relative;
-hard decisions follow from the LLRs in the decoder's sign.
+hard decisions follow from the LLRs in the decoder's sign.  ``soft_dtype="float16"``: the
+float32 soft output through :func:`gpuldpc.soft.to_float16`, bit for bit, on both backends.
 """
 import numpy as np
 import pytest
 
 import gpuldpc as gl
-from gpuldpc import channel
+from gpuldpc import channel, soft
 from gpuldpc.decoders import cuda as cuda_backend
 from gpuldpc.decoders import reference
 
@@ -197,3 +198,52 @@ def test_gf_q_cuda_decoders_refuse_soft_output_before_any_gpu():
     settings = gl.Decoder(code, backend="reference", soft_output="posterior").settings
     with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write hard decisions only; use backend='cpu'"):
         cuda_backend.make(code, settings)
+
+
+def test_to_float16_clamps_to_the_largest_finite_half_and_rounds_to_nearest_even():
+    x = np.array([1e6, -1e6, 65519.0, 65520.0, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -25, -2 ** -26, 0.1],
+                 np.float32)
+    got = soft.to_float16(x)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got[:4], [65504, -65504, 65504, 65504])   # NumPy alone: 65520 -> inf
+    assert got[4] == 1 and got[5] == 1 + 2 ** -9                             # ties to even
+    assert got[6] == 0 and np.signbit(got[7]) and got[7] == 0                # below 2^-25: +-0
+    assert got[8] == np.float16(0.1)
+
+
+@pytest.mark.parametrize("soft_output", ["posterior", "extrinsic"])
+@pytest.mark.parametrize("positive_llr_bit", [0, 1])
+def test_float16_soft_output_is_the_float32_one_converted(host_backend, soft_output, positive_llr_bit):
+    code = gl.codes.get("wimax-2304-1/2")
+    _, llr = noisy(code, 16, 1.5, 11)
+    llr[3] *= 2e4                                    # posteriors past 65504: clamped, not inf
+    sign = -1 if positive_llr_bit else 1
+    kw = dict(backend=host_backend, soft_output=soft_output, positive_llr_bit=positive_llr_bit)
+    wide = gl.Decoder(code, **kw).decode(sign * llr)
+    half = gl.Decoder(code, soft_dtype="float16", **kw).decode(sign * llr)
+    assert half.llr.dtype == np.float16 and np.isfinite(half.llr).all()
+    np.testing.assert_array_equal(half.llr.view(np.uint16), soft.to_float16(wide.llr).view(np.uint16))
+    np.testing.assert_array_equal(half.bits, wide.bits)
+    assert np.abs(wide.llr[3]).max() > 65504 and np.abs(half.llr[3]).max() == 65504
+
+
+def test_float16_soft_output_of_gf_q_costs_and_fixed_point(cpu):
+    code = gl.codes.get("gf16-300-150")
+    _, llr = noisy(code, 6, 2.0, 12)
+    wide = decode(code, cpu, llr)
+    half = decode(code, cpu, llr, soft_dtype="float16")
+    np.testing.assert_array_equal(half.llr, soft.to_float16(wide.llr))
+    binary = gl.codes.get("wifi-648-1/2")
+    _, llr = noisy(binary, 6, 2.0, 13)
+    wide = decode(binary, cpu, llr, precision="int8")
+    np.testing.assert_array_equal(decode(binary, cpu, llr, precision="int8", soft_dtype="float16").llr,
+                                  soft.to_float16(wide.llr))
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(soft_output="posterior", soft_dtype="float64"), "soft_dtype='float64' is not one of 'float32', 'float16'"),
+    (dict(soft_dtype="float16"), "soft_dtype='float16' is the dtype of the soft output; ask for one"),
+])
+def test_bad_soft_dtype_raises(kw, message):
+    with pytest.raises(ValueError, match=message):
+        gl.Decoder(gl.codes.get("wifi-648-1/2"), backend="reference", **kw)

@@ -44,3 +44,29 @@ def frames():
 @pytest.fixture(scope="session")
 def reference():
     return reference_decode
+
+
+class FakeKernels:
+    """A stand-in context for plans built without a GPU: ``function(module, name)`` gives a
+    kernel whose ``prepare`` checks the format against ``formats[(module, name)]`` and whose
+    prepared calls are recorded in ``calls`` as (name, grid, block, args)."""
+
+    def __init__(self, formats):
+        self.formats, self.calls = formats, []
+
+    def function(self, module, name):
+        fake, expected = self, self.formats[(module, name)]
+
+        class Kernel:
+            def prepare(self, types):
+                assert types == expected
+
+            def prepared_async_call(self, grid, block, stream, *args):
+                fake.calls.append((name, grid, block, args))
+
+        return Kernel()
+
+
+@pytest.fixture
+def fake_kernels():
+    return FakeKernels

@@ -4,7 +4,9 @@ float32 min-sum kernels (``ms*``, ``stored``) give the reference's float32 poste
 bit, the binary16 kernels (``hs*``) the reference's float16 posteriors (converted to float32),
 each frame's at its stop; the sign of ``positive_llr_bit``; extrinsic LLRs; several streams
 and chunks (the results block); a shaped 5G NR code (GPU recovery); GF(q) Min-Max posterior
-costs; refusals of the latency preset, of FFT-SPA and of results on the GPU.
+costs; refusals of the latency preset, of FFT-SPA and of results on the GPU;
+``soft_dtype="float16"`` (converted on the GPU) equal to :func:`gpuldpc.soft.to_float16` of the
+float32 soft output for every input dtype (int4 too).
 
 The tests without the ``cuda`` marker need no GPU.
 """
@@ -12,6 +14,7 @@ import numpy as np
 import pytest
 
 import gpuldpc as gl
+from gpuldpc import soft
 from gpuldpc.cuda import qc_layout
 
 CODES = ("wimax-2304-1/2", "wifi-1944-2/3", "wifi-648-1/2")
@@ -113,6 +116,8 @@ def test_cuda_shaped_code_soft_output(cuda):
     got = _decode(code, "cuda", llr)
     _assert_identical(got, want, code.name)
     assert got.llr.shape == (40, len(code.decoded_positions))
+    half = _decode(code, "cuda", llr, soft_dtype="float16")        # behind the recovery stage
+    np.testing.assert_array_equal(half.llr.view(np.uint16), soft.to_float16(got.llr).view(np.uint16))
 
 
 @pytest.mark.cuda
@@ -186,3 +191,90 @@ def test_ticket_places_the_soft_output_after_the_bits(out):
     assert offset % 16 == 0
     ends = [t.flags.ctypes.data + batch] + ([] if out else [t.bits.ctypes.data + batch * width])
     assert all(end - start <= offset for end in ends)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", CODES)
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+@pytest.mark.parametrize("llr_dtype", ["float32", "int8", "int4"])
+def test_cuda_float16_soft_output_is_the_float32_one_converted(cuda, frames, name, precision, llr_dtype):
+    """``soft_dtype="float16"`` (converted on the GPU by kernels/transport.cu ``soft_to_half``)
+    equals :func:`gpuldpc.soft.to_float16` of the float32 soft output, bit for bit; LLRs large
+    enough to push posteriors past 65504 are clamped there, not made infinite."""
+    code, llr = _llrs(frames, name, "layered")
+    if llr_dtype == "float32":
+        llr[5] *= 3e4                                          # float32 posteriors past 65504
+        host, opts = llr, {}
+    elif llr_dtype == "int8":
+        host, opts = np.clip(np.round(llr * 4), -127, 127).astype(np.int8), dict(llr_scale=0.25)
+    else:
+        host, opts = gl.pack_int4(llr, 0.5), dict(llr_scale=0.5)
+    opts.update(llr_dtype=llr_dtype, precision=precision, streams=3, chunk_frames=64)
+    wide = _decode(code, "cuda", host, **opts)
+    dec = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="posterior", soft_dtype="float16", **opts)
+    assert dec._impl.decoder.engines[0].soft_dtype == np.float16       # converted before the copy
+    half = dec.decode(host)
+    assert half.llr.dtype == np.float16 and half.llr.shape == wide.llr.shape and np.isfinite(half.llr).all()
+    np.testing.assert_array_equal(half.llr.view(np.uint16), soft.to_float16(wide.llr).view(np.uint16))
+    np.testing.assert_array_equal(half.bits, wide.bits)
+    np.testing.assert_array_equal(half.iterations, wide.iterations)
+    np.testing.assert_array_equal(dec.submit(host).result().llr, half.llr)
+    if precision == "float16":                                  # binary16 posteriors: no rounding at all
+        np.testing.assert_array_equal(half.llr.astype(np.float32), wide.llr)
+    flipped = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="posterior", soft_dtype="float16",
+                         positive_llr_bit=1, **opts).decode(gl.pack_int4(-llr, 0.5) if llr_dtype == "int4" else -host)
+    np.testing.assert_array_equal(flipped.llr, -half.llr)
+
+
+@pytest.mark.cuda
+def test_cuda_float16_extrinsic_and_the_reference(cuda, frames):
+    """``"extrinsic"`` brings float32 posteriors over and converts after the subtraction; the
+    float16 posteriors equal the reference's converted (min-sum: the same float32 numbers)."""
+    code, llr = _llrs(frames, "wimax-2304-1/2", "layered", count=200)
+    kw = dict(soft_dtype="float16")
+    want = _decode(code, "reference", llr, **kw)
+    got = _decode(code, "cuda", llr, **kw)
+    np.testing.assert_array_equal(got.llr.view(np.uint16), want.llr.view(np.uint16))
+    dec = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="extrinsic", **kw)
+    assert dec._impl.decoder.engines[0].soft_dtype == np.float32
+    wide = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="extrinsic").decode(llr)
+    np.testing.assert_array_equal(dec.decode(llr).llr, soft.to_float16(wide.llr))
+
+
+def test_half_soft_plan_converts_the_inner_posteriors_into_the_slot_buffer(fake_kernels):
+    """HalfSoftPlan (no GPU: kernel faked): the inner kernel writes float32 posteriors into the
+    stage buffer, ``soft_to_half`` converts count * soft_width values into the slot's soft buffer
+    (``out[3]``); without a soft buffer (results on the GPU) no posteriors and no conversion."""
+    from gpuldpc.cuda import stages
+
+    ctx = fake_kernels({("transport", "soft_to_half"): stages.HALF_ARGS})
+
+    class Inner:
+        name, bits_width, soft_width = "qc_ms12x7_layered_f32", 2304, 2304
+
+        def scratch_bytes(self, frames):
+            return 0
+
+        def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+            ctx.calls.append(("decode", count, dev_in, out, scratch))
+
+    plan = stages.HalfSoftPlan(ctx, Inner())
+    assert plan.soft_dtype == np.float16 and plan.soft_width == 2304 and plan.resident(None) is None
+    assert plan.scratch_bytes(10) == 4 * 10 * 2304
+    plan.launch("stream", 7, 4096, "llr", ("bits", "it", "flags", 9 << 20), 1 << 20, 10)
+    decode, (_, grid, block, args) = ctx.calls
+    assert decode == ("decode", 7, 4096, ("bits", "it", "flags", 1 << 20), None)
+    assert grid == (-(-7 * 2304 // 4 // 256), 1) and block == (256, 1, 1)
+    assert args == (1 << 20, 9 << 20, 7 * 2304)
+    ctx.calls.clear()
+    plan.launch("stream", 7, 4096, "llr", ("bits", "it", "flags", 0), 1 << 20, 10)
+    assert ctx.calls == [("decode", 7, 4096, ("bits", "it", "flags", 0), None)]
+
+
+def test_ticket_holds_float16_soft_output():
+    from gpuldpc.cuda.engine import Ticket
+
+    t = Ticket(None, 5, 7, None, (), None, 7, np.float16)
+    assert t.llr.dtype == np.float16 and t.llr.shape == (5, 7)
+    offset = t.llr.ctypes.data - t.iterations.ctypes.data
+    assert offset % 16 == 0 and t.llr.base.nbytes == offset + 2 * 5 * 7

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..codes.shaping import Shaping
 from ..float16 import check_half_range
+from ..int4 import packed_width
 from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
 from .context import CudaError, DeviceContext
@@ -24,6 +25,7 @@ from .recovery import RecoveryPlan, RecoveryTables
 from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
 from .sparse_layout import MODULE as SPARSE_MODULE
 from .sparse_layout import POSTERIORS, SparseLayout, SparsePlan, needs_sparse, sparse_layout
+from .stages import HalfSoftPlan, Int4Plan, StagePlan
 from .resident import MAX_FRAMES, ResidentKernel, resident_name
 from .resident import MODULE as RESIDENT_MODULE
 from .tuning import PRESETS, launch_shape
@@ -50,7 +52,11 @@ HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (8, 24), (24, 10), (16, 24)
 VARIANT_MAX_THREADS = {"ms24x10": 384, "hs24x10": 384, "hs16x24": 384}
 PRECISIONS = ("float32", "float16")
 RULES = {"nms": 0, "oms": 1, "spa": 2}
-LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8)}
+# llr_dtype -> (the kernels' input suffix, the dtype ``decode`` takes); "int4": packed bytes, unpacked on the
+# GPU into the int8 rows the i8 kernels read (:class:`.stages.Int4Plan`)
+LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8),
+              "int4": ("i8", np.uint8)}
+SOFT_DTYPES = ("float32", "float16")
 _SMEM_DEFAULT_LIMIT = 48 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
 RESIDENT_PREFIX = "qc_ep12x1x8_"      # kernels/qc_resident.cu: the resident copies of this kernel
@@ -218,10 +224,13 @@ class CudaDecoder(GpuDecoder):
         Launch shape and stream count (:mod:`gpuldpc.cuda.tuning`).
     streams, chunk_frames, frames_per_block : int, optional
         Overrides: streams per device, frames per stream launch, frames per block.
-    llr_dtype : {"float32", "float16", "int8"}
-        Input format; every value is multiplied by ``llr_scale`` in the kernels' load (int8
-        and float16: the quantisation step; a negative scale takes LLRs whose positive means
-        bit 1, as ``gl.Decoder(positive_llr_bit=1)`` hands them).
+    llr_dtype : {"float32", "float16", "int8", "int4"}
+        Input format; every value is multiplied by ``llr_scale`` in the kernels' load (int8,
+        int4 and float16: the quantisation step; a negative scale takes LLRs whose positive means
+        bit 1, as ``gl.Decoder(positive_llr_bit=1)`` hands them).  "int4": packed uint8
+        [batch, ceil(n/2)], two 4-bit values a byte (:mod:`gpuldpc.int4`), copied to the GPU as
+        they are and unpacked there into int8 rows (:class:`.stages.Int4Plan`); not with
+        ``shaping``.
     packed : bool
         Hard decisions packed 8 per byte (``numpy.packbits`` order) instead of one per byte.
     resident : bool
@@ -240,6 +249,10 @@ class CudaDecoder(GpuDecoder):
         :mod:`gpuldpc.soft`; in the caller's sign, units of ``value * llr_scale``), written by
         the throughput preset's kernels (``ms*``, ``hs*``: binary16 converted, ``stored``);
         ValueError with ``preset="latency"``.
+    soft_dtype : {"float32", "float16"}
+        The soft output's dtype: "float16" converts the kernels' float32 posteriors on the GPU
+        (:class:`.stages.HalfSoftPlan`: clamped to +-65504, rounded to nearest, as
+        :func:`gpuldpc.soft.to_float16`) before the copy to the host, 2 bytes a bit over PCIe.
     shaping : gpuldpc.codes.shaping.Shaping, optional
         The transmission of ``code`` (a shaped code's ``decoded_shaping``, with ``code`` its
         ``decoded``): ``decode`` then takes the ``shaping.n`` received LLRs [batch, E] of
@@ -251,7 +264,8 @@ class CudaDecoder(GpuDecoder):
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
-                 packed=False, resident=True, shaping=None, posteriors="auto", soft_output=False):
+                 packed=False, resident=True, shaping=None, posteriors="auto", soft_output=False,
+                 soft_dtype="float32"):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -271,8 +285,15 @@ class CudaDecoder(GpuDecoder):
         if shaping is not None and (not isinstance(shaping, Shaping) or shaping.n_mother != code.n):
             raise ValueError(f"shaping must be a gpuldpc Shaping of a code of length {code.n} (code "
                              f"{code.name!r}), got {shaping!r}")
+        if shaping is not None and llr_dtype == "int4":
+            raise ValueError(f"code {code.name!r}: llr_dtype='int4' takes plain codes; rate recovery reads "
+                             "llr_dtype='int8', 'float16' or 'float32'")
+        if soft_dtype not in SOFT_DTYPES:
+            raise ValueError(f"soft_dtype={soft_dtype!r} is not one of {SOFT_DTYPES}")
         self.shaping = shaping
         self.n_in = code.n if shaping is None else shaping.n
+        if llr_dtype == "int4":
+            self.n_in = packed_width(code.n)
         if precision == "float16":
             check_half_range(code)
         self.algorithm, self.schedule, self.preset, self.precision = algorithm, schedule, preset, precision
@@ -281,7 +302,7 @@ class CudaDecoder(GpuDecoder):
         self.llr_dtype, self.llr_np_dtype = llr_dtype, LLR_DTYPES[llr_dtype][1]
         self.llr_scale = np.float32(llr_scale)
         self.packed, self.resident = bool(packed), bool(resident)
-        self.soft_output = bool(soft_output)
+        self.soft_output, self.soft_dtype = bool(soft_output), soft_dtype
         if self.soft_output and preset == "latency":
             raise ValueError("soft_output is written by the throughput preset's kernels; the latency "
                              "preset's (ep*, resident) write hard decisions only: use preset='throughput', "
@@ -294,7 +315,10 @@ class CudaDecoder(GpuDecoder):
         self._tables = None
         self._start(devices, streams, chunk_frames, "llr")
         if self.sparse:
-            self.kernel = self.engines[0].plan.name
+            plan = self.engines[0].plan
+            while isinstance(plan, StagePlan):
+                plan = plan.inner
+            self.kernel = plan.name
 
     @property
     def sparse(self) -> bool:
@@ -317,22 +341,28 @@ class CudaDecoder(GpuDecoder):
         return sparse_layout(code), "sparse_decode"
 
     def _plan(self, ctx):
+        """The decoding plan behind its stages (:mod:`.stages`): rate recovery (``shaping``),
+        the int4 unpack (``llr_dtype="int4"``), the binary16 soft output (``soft_dtype``)."""
         plan = (SparsePlan(ctx, self, LLR_DTYPES[self.llr_dtype][0], self.posteriors) if self.sparse
                 else _QcPlan(ctx, self, self._frames_per_block))
-        if self.shaping is None:
-            return plan
-        if self._tables is None:
-            self._tables = RecoveryTables(self.shaping)
-        return RecoveryPlan(ctx, plan, self._tables, self.llr_np_dtype)
+        if self.shaping is not None:
+            if self._tables is None:
+                self._tables = RecoveryTables(self.shaping)
+            plan = RecoveryPlan(ctx, plan, self._tables, self.llr_np_dtype)
+        if self.llr_dtype == "int4":
+            plan = Int4Plan(ctx, plan)
+        if self.soft_output and self.soft_dtype == "float16":
+            plan = HalfSoftPlan(ctx, plan)
+        return plan
 
     def pinned_llr(self, batch: int) -> np.ndarray:
-        """A page-locked LLR array [batch, n] (with ``shaping``: [batch, E]) of ``llr_dtype``
-        that ``decode`` copies as is."""
+        """A page-locked LLR array [batch, n] (with ``shaping``: [batch, E]; int4: uint8
+        [batch, ceil(n/2)]) of ``llr_dtype`` that ``decode`` copies as is."""
         return pinned_empty((batch, self.n_in), self.llr_np_dtype, self.engines[0].ctx)
 
     def check_llr(self, llr) -> tuple[np.ndarray, str]:
-        """Validate ``llr`` [batch, n] (with ``shaping``: [batch, E]) of ``llr_dtype``;
-        (C-contiguous array, input kind)."""
+        """Validate ``llr`` [batch, n] (with ``shaping``: [batch, E]; int4: [batch, ceil(n/2)])
+        of ``llr_dtype``; (C-contiguous array, input kind)."""
         arr = np.asarray(llr)
         if arr.ndim == 1:
             arr = arr[None]
@@ -340,8 +370,9 @@ class CudaDecoder(GpuDecoder):
             raise ValueError(f"code {self.code.name!r}: LLRs must have shape [batch, {self.n_in}], "
                              f"got {np.shape(llr)}")
         if arr.dtype != self.llr_np_dtype:
-            raise TypeError(f"LLRs must be {self.llr_dtype} for this decoder (llr_dtype="
-                            f"{self.llr_dtype!r}), got dtype {arr.dtype}")
+            what = "uint8 (packed int4, gl.pack_int4)" if self.llr_dtype == "int4" else self.llr_dtype
+            raise TypeError(f"LLRs must be {what} for this decoder (llr_dtype={self.llr_dtype!r}), "
+                            f"got dtype {arr.dtype}")
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
         return arr, "llr"

@@ -27,10 +27,11 @@ chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
   (:class:`.host_memory.ResultPool`), which the returned arrays are views of (or the bits
   into the caller's ``out``); the latency presets' kernels write theirs straight into the
   slot's mapped host buffer, copied from there into small arrays;
-* soft output (a plan with ``soft_width`` > 0 floats a frame, :mod:`gpuldpc.soft`): each slot
-  has a device array of its chunk's posteriors, which the kernel writes once and which is
-  copied by DMA after the bits into the same page-locked block of the ticket (``llr``, float32
-  [batch, soft_width]); not with mapped output or ``out_device`` (the decoders refuse those);
+* soft output (a plan with ``soft_width`` > 0 values a frame, :mod:`gpuldpc.soft`): each slot
+  has a device array of its chunk's posteriors (``soft_dtype``: float32, or float16 behind
+  :class:`.stages.HalfSoftPlan`), which the plan's launch fills once and which is copied by
+  DMA after the bits into the same page-locked block of the ticket (``llr``, [batch,
+  soft_width]); not with mapped output or ``out_device`` (the decoders refuse those);
 * ``out_device``: the kernels write the bits and iteration counts straight into a pooled
   device block of the ticket (:class:`.device_memory.DeviceResults`), which the result's
   :class:`~.device_memory.DeviceArray` objects are; only the flag bytes are copied to the
@@ -55,7 +56,8 @@ engine asks it for
 * ``mapped_input``, ``mapped_output``: zero copy (the latency presets, on a device with
   unified addressing): the kernel reads the LLRs from (input) or writes its results to
   (output) mapped page-locked host memory in place, instead of a copy in or a copy out;
-* ``soft_width`` (optional, default 0): floats of soft output a frame;
+* ``soft_width`` (optional, default 0): values of soft output a frame; ``soft_dtype``
+  (optional, default float32): their dtype;
 * ``launch(stream, count, dev_in, kind, out, scratch, capacity)`` with ``out = (bits,
   iterations, flags, soft)`` addresses (soft 0: none): enqueue the kernel(s) of ``count`` frames;
 * ``resident(slot)``: a :class:`~.resident.ResidentKernel` serving the slot's small chunks
@@ -122,19 +124,20 @@ class Ticket:
     last chunk there, so a later ticket's work on the same stream is not waited for);
     ``keep`` holds the input until then.  ``device``: results on the GPU (``out_device``),
     a :class:`.device_memory.DeviceResults` whose ``bits``/``iterations`` the ticket's are
-    (only the flags come to the host); else None.  ``llr``: the soft output, float32
+    (only the flags come to the host); else None.  ``llr``: the soft output, ``soft_dtype``
     [batch, soft_width] in the same block after the bits (16-byte aligned), or None."""
 
     __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device", "llr")
 
     def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts, device=None,
-                 soft_width: int = 0):
+                 soft_width: int = 0, soft_dtype=np.float32):
         off = _flags_offset(batch)
         self.streams = []
+        soft_dtype = np.dtype(soft_dtype)
         soft_at = off + _ceil16(batch * width if out is None and device is None else 0)
-        size = soft_at + 4 * batch * soft_width if soft_width else soft_at
+        size = soft_at + soft_dtype.itemsize * batch * soft_width
         block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
-        self.llr = block[soft_at:size].view(np.float32).reshape(batch, soft_width) if soft_width else None
+        self.llr = block[soft_at:size].view(soft_dtype).reshape(batch, soft_width) if soft_width else None
         self.flags = block[4 * batch:5 * batch]
         self.device = device
         if device is not None:
@@ -174,7 +177,7 @@ class _Slot:
     results land and are copied from when collected (``pending``).  ``done`` is recorded after
     the slot's last chunk, ``input_free`` after the copy out of its staging buffer."""
 
-    def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False, soft_width=0):
+    def __init__(self, ctx, capacity, bits_width, scratch_bytes, mapped_in=False, mapped_out=False, soft_bytes=0):
         drv = driver()
         self.ctx, self.mapped_in, self.mapped_out = ctx, mapped_in, mapped_out
         self.stream = drv.Stream()
@@ -191,8 +194,8 @@ class _Slot:
         else:
             self.dev_out = drv.mem_alloc(nbytes)
             base = int(self.dev_out)
-        self.soft = drv.mem_alloc(4 * capacity * soft_width) if soft_width else None  # posteriors
-        self.out = (base + self.flags, base, base + 4 * capacity, int(self.soft) if soft_width else 0)
+        self.soft = drv.mem_alloc(capacity * soft_bytes) if soft_bytes else None  # posteriors
+        self.out = (base + self.flags, base, base + 4 * capacity, int(self.soft) if soft_bytes else 0)
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
         self._view = None       # the staging buffer's view of the last staged shape
@@ -234,8 +237,8 @@ class _Slot:
         ticket.flags[a:b] = self.host_out[4 * self.capacity:4 * self.capacity + count]
 
     @staticmethod
-    def device_bytes(capacity, frame_bytes, bits_width, scratch_bytes, soft_width=0) -> int:
-        return capacity * (frame_bytes + bits_width + 5 + 4 * soft_width) + 16 + scratch_bytes
+    def device_bytes(capacity, frame_bytes, bits_width, scratch_bytes, soft_bytes=0) -> int:
+        return capacity * (frame_bytes + bits_width + 5 + soft_bytes) + 16 + scratch_bytes
 
 
 class DeviceEngine:
@@ -250,7 +253,9 @@ class DeviceEngine:
             self.chunk = chunk or plan.default_chunk(self.streams, free)
             frame_bytes = self.frame_bytes = plan.frame_bytes(default_kind)   # input bytes a frame
             scratch = plan.scratch_bytes(self.chunk)
-            soft = self.soft_width = getattr(plan, "soft_width", 0)
+            self.soft_width = getattr(plan, "soft_width", 0)
+            self.soft_dtype = np.dtype(getattr(plan, "soft_dtype", np.float32))
+            soft = self.soft_bytes = self.soft_dtype.itemsize * self.soft_width     # soft output a frame
             need = self.streams * _Slot.device_bytes(self.chunk, frame_bytes, plan.bits_width, scratch, soft)
             try:
                 if need > free:
@@ -515,7 +520,7 @@ class GpuDecoder:
         blocks are pageable and the copies crawl; soft output makes a frame's results 5 bytes a
         bit, binary16's doubled batch then took a pageable block every call, 0.6 Gb/s)."""
         eng = self.engines[0]
-        result = eng.plan.bits_width + 4 * eng.soft_width + 5
+        result = eng.plan.bits_width + eng.soft_bytes + 5
         rounds = self.inputs.limit_bytes // (round_ * eng.frame_bytes)
         if self.results is not None:
             rounds = min(rounds, self.results.limit_bytes // (2 * round_ * result))
@@ -527,7 +532,8 @@ class GpuDecoder:
         (engine, start, stop) per device, equal shares of a host batch; the whole batch on
         the device of device input (:class:`DeviceLLR`), or on the first device for results
         on the GPU (``out_device``), whose device block it then holds."""
-        width, soft = self.bits_width, self.engines[0].soft_width
+        eng = self.engines[0]
+        width, soft = self.bits_width, eng.soft_width
         if out_device and soft:
             raise ValueError("soft output is copied to the host with the bits; pass out_device=False")
         if out is not None:
@@ -544,7 +550,7 @@ class GpuDecoder:
         if out_device:
             with parts[0][0].ctx.active():
                 device = parts[0][0].device_results(batch, width)
-        return Ticket(self.results, batch, width, out, parts, device, soft)
+        return Ticket(self.results, batch, width, out, parts, device, soft, eng.soft_dtype)
 
     def _engine(self, device):
         """The engine on GPU ``device`` (None: the first)."""

@@ -11,7 +11,7 @@ read past its end, soft-combined retransmissions) ``rep_start`` int32 [n + 1] /
 format's saturating sums.  :meth:`RecoveryTables.emulate` is the kernel's arithmetic in
 NumPy (the CPU tests hold it equal to :meth:`Shaping.recover`, bit for bit).
 
-:class:`RecoveryPlan` wraps the binary decoder's plan (:mod:`.engine`'s plan interface):
+:class:`RecoveryPlan` wraps the binary decoder's plan (a :class:`.stages.StagePlan`):
 input frames are E values (``frame_bytes``), the slot's scratch holds the recovered rows
 of the chunk in front of the inner plan's own scratch, and ``launch`` enqueues the
 recovery kernel, then the inner launch reading the recovered rows.  The caller's E array
@@ -25,6 +25,7 @@ import numpy as np
 
 from ..codes.shaping import LLR_FORMATS, Shaping
 from .driver import driver
+from .stages import StagePlan
 
 MODULE = "shaping"
 PUNCTURED, SHORTENED = -1, -2
@@ -33,7 +34,6 @@ ENTRY = {np.dtype(np.float32): "shaping_recover_f32", np.dtype(np.float16): "sha
 THREADS = 256
 ARG_TYPES = "PiPiPPPif"            # kernels/shaping.cu GPULDPC_RECOVER (tests/gpu/test_kernel_signatures.py)
 MAX_GRID_Y = 65535
-_ALIGN = 256
 
 
 class RecoveryTables:
@@ -80,13 +80,14 @@ class RecoveryTables:
         return out
 
 
-class RecoveryPlan:
-    """A binary plan (:class:`.decoder._QcPlan`) behind the recovery kernel; every attribute
-    not set here is the inner plan's (kernel attributes, launch shape, ``bits_width``)."""
+class RecoveryPlan(StagePlan):
+    """A binary plan (:class:`.decoder._QcPlan`) behind the recovery kernel (a
+    :class:`.stages.StagePlan`: every attribute not set here is the inner plan's -- kernel
+    attributes, launch shape, ``bits_width``; the stage buffer holds the recovered rows)."""
 
     def __init__(self, ctx, inner, tables: RecoveryTables, dtype):
         drv = driver()
-        self.inner = inner
+        super().__init__(inner)
         self.dtype = np.dtype(dtype)
         self.tables = tables
         self.func = ctx.function(MODULE, ENTRY[self.dtype])
@@ -97,20 +98,11 @@ class RecoveryPlan:
         self.certain = np.float32(LLR_FORMATS[self.dtype].certain)
         self.name = f"{MODULE}/{ENTRY[self.dtype]} + {inner.name}"
 
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def resident(self, slot):
-        return None
-
     def frame_bytes(self, kind) -> int:
         return self.tables.e * self.dtype.itemsize
 
-    def _recovered_bytes(self, frames) -> int:
-        return -(-frames * self.tables.n * self.dtype.itemsize // _ALIGN) * _ALIGN
-
-    def scratch_bytes(self, frames) -> int:
-        return self._recovered_bytes(frames) + self.inner.scratch_bytes(frames)
+    def stage_bytes(self, frames) -> int:
+        return frames * self.tables.n * self.dtype.itemsize
 
     def recover(self, stream, count, dev_in, dev_out):
         """Enqueue the recovery of ``count`` frames: E values a row at ``dev_in`` -> n values a
@@ -125,5 +117,4 @@ class RecoveryPlan:
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
         recovered = int(scratch)
         self.recover(stream, count, dev_in, recovered)
-        inner_scratch = recovered + self._recovered_bytes(capacity) if self.inner.scratch_bytes(capacity) else None
-        self.inner.launch(stream, count, recovered, kind, out, inner_scratch, capacity)
+        self.inner.launch(stream, count, recovered, kind, out, self.inner_scratch(scratch, capacity), capacity)

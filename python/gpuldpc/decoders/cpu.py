@@ -40,6 +40,11 @@ trades resolution against the saturation level (``int8`` default 6: steps of
 1/6, saturation at |L| = 21.2; ``int16`` default 64: steps of 1/64, saturation
 at |L| = 512).  docs/cpu.md gives the measured error rates.
 
+Packed int4 input (``llr_dtype="int4"``, :mod:`gpuldpc.int4`): unpacked on the host and
+decoded as the float32 LLRs ``q * llr_scale`` (:class:`gpuldpc.int4.HostInt4`); the
+fixed-point precisions then take the int4 values as their integers (fixed-point scale
+``1 / llr_scale``, so ``round(q * llr_scale / llr_scale) = q``).
+
 Soft output (``soft_output``, :mod:`gpuldpc.soft`): the C++ decoders copy each frame's
 posteriors out of its SIMD lane when it stops (binary: in the input's sign, fixed point
 de-scaled by ``llr_scale``; GF(q): the costs, normalised here by
@@ -51,7 +56,7 @@ import os
 
 import numpy as np
 
-from .. import _native
+from .. import _native, int4
 from ..errors import BackendUnavailable
 from ..result import make_result
 from ..soft import normalized_costs
@@ -75,6 +80,10 @@ def _threads(settings) -> int:
 
 
 def _llr_scale(settings) -> float:
+    """The fixed-point scale (integers a unit of LLR): the ``llr_scale`` option, or its inverse
+    for packed int4 input, whose ``llr_scale`` is the LLR of one step (:mod:`gpuldpc.int4`)."""
+    if int4.requested(settings.options):
+        return int4.fixed_point_scale(settings.options)
     scale = settings.options.get("llr_scale", DEFAULT_LLR_SCALE[settings.precision])
     if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)) \
             or not np.isfinite(scale) or scale <= 0:
@@ -202,4 +211,5 @@ def make(code, settings) -> CpuDecoder:
                                  "backend='cuda' (or 'reference': the same bits, slowly)")
     core = _core()
     build = _binary if code.is_binary else _non_binary
-    return CpuDecoder(code, build(core, code, settings), core.simd_target(), settings.soft_output is not None)
+    dec = CpuDecoder(code, build(core, code, settings), core.simd_target(), settings.soft_output is not None)
+    return int4.host_backend(dec, code, settings)

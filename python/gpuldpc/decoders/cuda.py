@@ -8,7 +8,8 @@ Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 ``frames_per_block`` (see :mod:`gpuldpc.cuda.tuning`), ``packed`` (transfer the
 hard decisions packed; they are unpacked on the host for the DecodeResult),
 ``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
-copied to the GPU as it is), ``llr_scale`` (every LLR is multiplied by it in the kernels'
+copied to the GPU as it is; "int4": packed uint8 [batch, ceil(n/2)], :mod:`gpuldpc.int4`,
+unpacked on the GPU), ``llr_scale`` (every LLR is multiplied by it in the kernels'
 load; ``positive_llr_bit=1`` negates it), ``resident``, ``posteriors`` (the sparse kernel's, for
 codes the QC kernels do not hold: DVB-S2, CCSDS C2, AR4JA k = 16384, alist codes;
 :mod:`gpuldpc.cuda.sparse_layout`).  Messages are computed in float32
@@ -32,8 +33,11 @@ latency preset keeps the host recovery (and with it the resident kernel).
 Soft output (``soft_output``, :mod:`gpuldpc.soft`): with the throughput preset, binary codes
 (the kernels write the posteriors, ``CudaDecoder(soft_output=True)``) and GF(q) Min-Max (the
 posterior costs, ``NbCudaDecoder(soft_output=True)``); the latency preset and FFT-SPA raise
-ValueError.  ``llr_unit`` (``|llr_scale|``) is what the front door
-multiplies the input by for ``"extrinsic"``.
+ValueError.  ``soft_dtype="float16"`` with ``"posterior"``: converted
+on the GPU before the copy (``CudaDecoder(soft_dtype="float16")``); ``"extrinsic"`` takes the
+float32 posteriors to the host, where the front door subtracts the channel and converts.
+``llr_unit`` (``|llr_scale|``) is what the front door multiplies the input by for
+``"extrinsic"``; ``llr_width``: the columns of an input row (int4: ``ceil(n/2)`` bytes).
 """
 from __future__ import annotations
 
@@ -53,6 +57,8 @@ class _Backend:
     def __init__(self, decoder):
         self.decoder = decoder
         self.llr_dtypes = (np.dtype(getattr(decoder, "llr_np_dtype", np.float32)),)
+        if decoder.code.is_binary:
+            self.llr_width = decoder.n_in
         self.accepts_bit_llr = not decoder.code.is_binary
         self.applies_llr_sign = decoder.code.is_binary  # a negative llr_scale (kernels' load)
         self.llr_unit = abs(float(getattr(decoder, "llr_scale", 1.0)))  # kernels' LLR = value * llr_scale
@@ -124,7 +130,9 @@ def make(code, settings, shaping=None):
     try:
         dec = CudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
-                          shaping=shaping, soft_output=settings.soft_output is not None, **options)
+                          shaping=shaping, soft_output=settings.soft_output is not None,
+                          soft_dtype=settings.soft_dtype if settings.soft_output == "posterior" else "float32",
+                          **options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
     return _Backend(dec)

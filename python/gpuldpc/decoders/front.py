@@ -31,7 +31,11 @@ Soft output (issue 16, :mod:`gpuldpc.soft`): ``soft_output="posterior"`` (or
 ``"extrinsic"``) has the backend return its posteriors in ``DecodeResult.llr`` in the sign it
 decoded in; the front door negates them back where it negated the input
 (``positive_llr_bit=1`` for a backend that does not apply the sign) and subtracts the channel
-for ``"extrinsic"``.
+for ``"extrinsic"``; ``soft_dtype="float16"`` converts what a backend returns in float32
+(:func:`gpuldpc.soft.to_float16`; the cuda backend converts ``"posterior"`` on the GPU).
+
+Packed int4 LLRs (``llr_dtype="int4"``, :mod:`gpuldpc.int4`): uint8 [batch, ceil(n/2)] on
+every backend (``llr_width``: the columns a backend takes, else ``n``).
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ import threading
 
 import numpy as np
 
-from .. import bad_llr, device_arrays, soft
+from .. import bad_llr, device_arrays, int4, soft
 from ..codes.code import Code
 from ..codes.shaping import ShapedCode, make_backend
 from ..errors import BackendUnavailable
@@ -143,15 +147,23 @@ class Decoder:
         ``"extrinsic"`` (binary codes) the posterior less the channel LLRs.  On
         ``reference``, ``cpu`` and the ``cuda`` binary throughput preset; elsewhere
         ValueError at construction.
+    soft_dtype : {"float32", "float16"}
+        The dtype of ``DecodeResult.llr``: "float16" is the float32 soft output clamped to
+        +-65504 and rounded to nearest (:func:`gpuldpc.soft.to_float16`), on every backend;
+        the cuda backend converts ``"posterior"`` on the GPU (2 bytes a bit over PCIe).
     **options
-        Backend-specific options (e.g. ``devices``, ``streams``, ``preset``).
+        Backend-specific options (e.g. ``devices``, ``streams``, ``preset``), and on every
+        backend for binary unshaped codes ``llr_dtype="int4"`` with ``llr_scale`` (default
+        1.0): packed int4 LLRs uint8 [batch, ceil(n/2)], two 4-bit values -7..7 a byte (low
+        nibble: the even position), LLR = value * ``llr_scale`` (:mod:`gpuldpc.int4`,
+        ``gl.pack_int4``).
     """
 
     def __init__(self, code: Code, algorithm: str | None = None, schedule: str | None = None,
                  max_iterations: int = 10, early_stop: bool = True, backend: str = "auto",
                  alpha: float = 0.75, beta: float = 0.5, precision: str = "float32",
                  threads: int | None = None, on_bad_llr: str = "raise", positive_llr_bit: int = 0,
-                 soft_output: str | None = None, **options):
+                 soft_output: str | None = None, soft_dtype: str = "float32", **options):
         if not isinstance(code, (Code, ShapedCode)):
             raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)) or ShapedCode (gl.codes.nr(...)), "
                             f"got {type(code).__name__}")
@@ -177,11 +189,12 @@ class Decoder:
         if positive_llr_bit not in (0, 1) or isinstance(positive_llr_bit, bool):
             raise ValueError(f"positive_llr_bit must be 0 (L = ln P(0)/P(1)) or 1 (GNU Radio: "
                              f"positive LLR = bit 1), got {positive_llr_bit!r}")
-        soft.check(code, soft_output, isinstance(code, ShapedCode))
+        soft.check(code, soft_output, isinstance(code, ShapedCode), soft_dtype)
+        int4.check(code, options, isinstance(code, ShapedCode))
         self.code = code
         self.settings = Settings(algorithm, schedule, int(max_iterations), bool(early_stop),
                                  float(alpha), float(beta), precision, threads, dict(options), on_bad_llr,
-                                 int(positive_llr_bit), soft_output)
+                                 int(positive_llr_bit), soft_output, soft_dtype)
         self.backend, self._impl = self._make_backend(backend)
         self._raise = on_bad_llr == "raise"
         self._dtypes = tuple(np.dtype(d) for d in getattr(self._impl, "llr_dtypes", (np.float32,)))
@@ -189,11 +202,13 @@ class Decoder:
         # float dtype (cuda llr_dtype="float16"); None: it takes no float (llr_dtype="int8")
         self._float_to = next((d for d in sorted(self._dtypes, key=lambda d: d != np.float32) if d.kind == "f"),
                               None)
-        self._shapes = ((code.n,),) if code.is_binary else ((code.n, code.q), (code.n * code.bits_per_symbol,))
+        self._shapes = ((getattr(self._impl, "llr_width", code.n),),) if code.is_binary else ((code.n, code.q), (code.n * code.bits_per_symbol,))
         self._bit_llr_on_host = not code.is_binary and not getattr(self._impl, "accepts_bit_llr", False)
         self._negate = positive_llr_bit == 1 and not getattr(self._impl, "applies_llr_sign", False)
         self._soft = soft_output is not None
         self._extrinsic = soft_output == "extrinsic"
+        self._soft_half = soft_dtype == "float16"
+        self._int4 = int4.requested(options)
         self._worker = None
         self._worker_lock = threading.Lock()
 
@@ -262,7 +277,9 @@ class Decoder:
             arr = arr[None]
         if arr.ndim < 2 or arr.shape[1:] not in shapes:
             wanted = " or ".join("[batch, " + ", ".join(map(str, s)) + "]" for s in shapes)
-            raise ValueError(f"code {self.code.name!r}: LLRs must have shape {wanted}, got {tuple(np.shape(llr))}")
+            packed = " (llr_dtype='int4': ceil(n/2) bytes a frame, gl.pack_int4)" if self._int4 else ""
+            raise ValueError(f"code {self.code.name!r}: LLRs must have shape {wanted}{packed}, "
+                             f"got {tuple(np.shape(llr))}")
         if self._negate and arr.ndim == 2:
             if arr.dtype.kind == "i":                  # -(-128) would wrap to -128
                 return np.negative(np.maximum(arr, -np.iinfo(arr.dtype).max))
@@ -274,6 +291,10 @@ class Decoder:
     def _refuse(self, dtype):
         """TypeError for LLRs of a dtype this decoder's backend does not take, saying which to use."""
         names = ", ".join(map(str, self._dtypes))
+        if self._int4:
+            raise TypeError(f"this decoder takes packed int4 LLRs (llr_dtype='int4'): uint8 [batch, ceil(n/2)], "
+                            f"two 4-bit values a byte, got dtype {dtype}: make them with "
+                            f"gl.pack_int4(llr, llr_scale={self.settings.options.get('llr_scale', 1.0)!r})")
         if self._float_to is None:
             raise TypeError(f"backend {self.backend!r} takes {names} LLRs here (llr_dtype={names!r}), got {dtype}: "
                             f"quantize them with the decoder's llr_scale, e.g. np.clip(np.round(llr / llr_scale), "
@@ -368,12 +389,14 @@ class Decoder:
         (``arr``: the LLRs the backend decoded, for ``"extrinsic"``)."""
         if self._raise and np.count_nonzero(res.bad_llr):      # (a third of ndarray.any's cost)
             bad_llr.check(self.code.name, res.bad_llr)
-        if self._soft and self.code.is_binary and res.llr is not None:
+        if self._soft and res.llr is not None:
             llr = res.llr
-            if self._extrinsic:
+            if self.code.is_binary and self._extrinsic:
                 llr = soft.extrinsic(llr, arr, getattr(self._impl, "llr_unit", 1.0))
-            if self._negate:
+            if self.code.is_binary and self._negate:
                 llr = np.negative(llr, out=llr)
+            if self._soft_half and llr.dtype != np.float16:
+                llr = soft.to_float16(llr)
             res = res._replace(llr=llr)
         return res
 

@@ -63,6 +63,7 @@ normalised to 0 at the decided symbol.
 """
 from __future__ import annotations
 
+from .. import int4
 from ..errors import BackendUnavailable
 from .reference_binary import BinaryReferenceDecoder
 from .reference_nb import MinMaxReferenceDecoder
@@ -75,8 +76,8 @@ def make(code, settings):
         raise BackendUnavailable(f"the reference backend computes in float32 only (binary min-sum also in "
                                  f"float16); precision={p!r} "
                                  + ("is for binary codes" if p == "float16" else "needs the cpu backend"))
-    if code.is_binary:
-        return BinaryReferenceDecoder(code, settings)
+    if code.is_binary:     # packed int4 input (llr_dtype="int4"): unpacked on the host, gpuldpc.int4
+        return int4.host_backend(BinaryReferenceDecoder(code, settings), code, settings)
     if settings.algorithm not in ("minmax", "mmma"):
         raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not implemented by the reference "
                                  "backend, which decodes GF(q) codes with 'minmax' or 'mmma'")
