@@ -6,6 +6,8 @@ float32 numbers for min-sum (both schedules, early stop on and off), SPA within 
 hard decisions follow from the LLRs in the decoder's sign.  ``soft_dtype="float16"``: the
 float32 soft output through :func:`gpuldpc.soft.to_float16`, bit for bit, on both backends.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -193,10 +195,14 @@ def test_extrinsic_of_a_shaped_code_raises():
         gl.Decoder(gl.codes.nr(1000, 1800), backend="reference", soft_output="extrinsic")
 
 
-def test_gf_q_cuda_decoders_refuse_soft_output_before_any_gpu():
+@pytest.mark.parametrize("algorithm, preset", [("fft-spa", "throughput"), ("minmax", "latency")])
+def test_gf_q_cuda_soft_output_refusals_before_any_gpu(algorithm, preset):
+    """GF(q) soft output on the GPU is Min-Max's (throughput preset); the others are refused
+    before any GPU is touched."""
     code = gl.codes.get("gf16-300-150")
     settings = gl.Decoder(code, backend="reference", soft_output="posterior").settings
-    with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write hard decisions only; use backend='cpu'"):
+    settings = dataclasses.replace(settings, algorithm=algorithm, options={"preset": preset})
+    with pytest.raises(ValueError, match="GF\\(q\\) cuda decoders write posterior costs with Min-Max"):
         cuda_backend.make(code, settings)
 
 

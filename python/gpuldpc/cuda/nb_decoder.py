@@ -47,6 +47,15 @@ _MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7 + "P"
 _FFTSPA_ARGS = "Pi" + "P" * 13 + "i" * 7
 
 
+def check_soft_output(soft_output: bool, algorithm: str, preset: str):
+    """ValueError unless soft output is off or the decoder runs Min-Max with the throughput preset
+    (``nb_minmax`` writes the posterior costs; FFT-SPA and the one-frame latency kernel do not)."""
+    if soft_output and (algorithm == "fft-spa" or preset != "throughput"):
+        raise ValueError(f"soft_output: the GF(q) cuda decoders write posterior costs with Min-Max "
+                         f"('minmax', 'mmma') and preset='throughput'; got algorithm={algorithm!r}, "
+                         f"preset={preset!r}")
+
+
 def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
     """(module, function) of the decoding kernel for ``algorithm`` over GF(q)."""
     return ("nb_fftspa", f"nb_fftspa_q{q}") if algorithm == "fft-spa" else ("nb_minmax", f"nb_minmax_q{q}")
@@ -183,10 +192,7 @@ class NbCudaDecoder(GpuDecoder):
                  soft_output: bool = False):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
-        if soft_output and (algorithm == "fft-spa" or preset != "throughput"):
-            raise ValueError(f"soft_output: the GF(q) cuda decoders write posterior costs with Min-Max "
-                             f"('minmax', 'mmma') and preset='throughput'; got algorithm={algorithm!r}, "
-                             f"preset={preset!r}")
+        check_soft_output(soft_output, algorithm, preset)
         self.soft_output = bool(soft_output)
         if schedule not in SCHEDULES:
             raise ValueError(f"schedule={schedule!r} is not one of {', '.join(map(repr, SCHEDULES))}")

@@ -115,9 +115,12 @@ def make(code, settings, shaping=None):
                                  f"float16); precision={settings.precision!r} is not offered (int8/float16 "
                                  "LLR input: llr_dtype='int8' / 'float16')")
     if not code.is_binary:
+        from ..cuda.nb_decoder import NbCudaDecoder, check_soft_output
+
         _check_options(settings.options, _NB_OPTIONS, "GF(q) cuda")
+        check_soft_output(settings.soft_output is not None, settings.algorithm,
+                          settings.options.get("preset", "throughput"))
         driver()
-        from ..cuda.nb_decoder import NbCudaDecoder
 
         return _Backend(NbCudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                                       settings.early_stop, soft_output=settings.soft_output is not None,
