@@ -1,12 +1,7 @@
 """The DVB-S2 Soft Demapper block (gnuradio.gpuldpc.dvbs2_demapper) against gr-dtv's
-interleaver and modulator for every MODCOD, its values and errors, and
-examples/dvbs2_8psk_rx (compiled by grcc and run; grcc -> committed .py is checked in
-test_grc_and_errors.py)."""
-import importlib.util
-import os
-import re
-import subprocess
-import sys
+interleaver and modulator for every MODCOD, its values and errors in Python.  Elsewhere:
+the block through grcc (test_grc_and_errors.py), examples/dvbs2_8psk_rx compiled and run
+(test_standard_examples.py, test_receive_chain.py)."""
 
 import numpy as np
 import pytest
@@ -86,74 +81,3 @@ def test_bad_parameters_name_the_parameter():
         gpuldpc.dvbs2_demapper("ccsds-c2", "qpsk")
     with pytest.raises(ValueError, match=r"esn0_db=nan must be a finite number \(dB\)"):
         gpuldpc.dvbs2_demapper("dvbs2-short-3/5", "8psk", esn0_db=float("nan"))
-
-
-def demapper_graph(frame, rate, constellation):
-    """A .grc: null source (complex) -> DVB-S2 Soft Demapper -> null sink (float, vlen n)."""
-    return f"""options:
-  parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
-    run_options: run, title: check}}
-  states: {{coordinate: [8, 8], rotation: 0, state: enabled}}
-blocks:
-- name: src
-  id: blocks_null_source
-  parameters: {{num_outputs: '1', type: complex, vlen: '1'}}
-  states: {{coordinate: [8, 100], rotation: 0, state: enabled}}
-- name: demap
-  id: gpuldpc_dvbs2_demapper
-  parameters: {{dvbs2_frame: {frame}, dvbs2_rate: '{rate}', constellation: {constellation}, esn0_db: '7.5', max_log: 'True'}}
-  states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
-- name: snk
-  id: blocks_null_sink
-  parameters: {{num_inputs: '1', type: float, vlen: '16200'}}
-  states: {{coordinate: [400, 100], rotation: 0, state: enabled}}
-connections:
-- [src, '0', demap, '0']
-- [demap, '0', snk, '0']
-metadata: {{file_format: 1, grc_version: 3.10.5.1}}
-"""
-
-
-@pytest.mark.parametrize("frame, rate, constellation, error", [
-    ("short", "26/45", "8psk", None),
-    ("short", "1/2", "32apsk", "constellation='32apsk' is not used with rate 1/2 in short frames"),
-    ("normal", "3/5", "8psk", 'Source IO size "259200" does not match sink IO size "64800"'),
-])
-def test_grcc_builds_the_demapper_or_reports_the_error(tmp_path, grcc, frame, rate, constellation, error):
-    (tmp_path / "check.grc").write_text(demapper_graph(frame, rate, constellation))
-    result = grcc(tmp_path / "check.grc", tmp_path)
-    if error is None:
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert (f"gpuldpc.dvbs2_demapper(code='dvbs2-{frame}-{rate}', constellation='{constellation}', "
-                "esn0_db=7.5, max_log=True)") in (tmp_path / "check.py").read_text()
-    else:
-        assert result.returncode != 0 and error in result.stdout + result.stderr, result.stdout + result.stderr
-
-
-COUNTS = re.compile(r"^bbframe_errors: (\d+) frames, FER \S+ \((\d+)/\d+\), BER \S+ \((\d+)/(\d+) bits\)$", re.M)
-BCH = re.compile(r"^bch: (\d+) frames, (\d+) BCH ok, (\d+) failed, (\d+) bits corrected$", re.M)
-
-
-def test_dvbs2_8psk_rx_example_decodes_every_bbframe(grcc, repo, tmp_path):
-    """grcc examples/dvbs2_8psk_rx.grc, run headless: gr-dtv's 8PSK 3/5 short frames at the
-    default Es/N0 6.0 dB, every BBFRAME back (9552 bits each), every frame BCH ok."""
-    compiled = grcc(os.path.join(repo, "examples", "dvbs2_8psk_rx.grc"), tmp_path)
-    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
-    result = subprocess.run([sys.executable, str(tmp_path / "dvbs2_8psk_rx.py"), "--frames", "40"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert COUNTS.findall(result.stdout) == [("40", "0", "0", str(40 * 9552))], result.stdout
-    assert BCH.findall(result.stdout) == [("40", "40", "0", "0")], result.stdout
-
-
-def test_dvbs2_8psk_rx_example_in_the_waterfall(repo):
-    """examples/dvbs2_8psk_rx at Es/N0 5.2 dB (FER ~0.4, docs/dvbs2.md): frames fail, each BCH
-    failure is a frame error and nothing more, and BCH fails on at most the frames LDPC failed."""
-    spec = importlib.util.spec_from_file_location("dvbs2_8psk_rx", os.path.join(repo, "examples", "dvbs2_8psk_rx.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    tb = module.dvbs2_8psk_rx(esn0_db=5.2, frames=40)
-    tb.run()
-    errors, bch, ldpc = tb.errors.counts(), tb.bch_decoder.counts(), tb.decoder.stats()
-    assert errors["frames"] == bch["frames"] == ldpc["frames"] == 40
-    assert 5 <= bch["bch_failures"] == errors["frame_errors"] <= ldpc["failures"] <= 35
