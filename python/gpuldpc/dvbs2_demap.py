@@ -163,11 +163,16 @@ def frame_and_rate(code) -> tuple[str, str]:
     return dvb_s2.check(parts[1], parts[2])
 
 
+def _finite_number(value) -> bool:
+    """A real number (not a bool or a string) and finite."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value))
+
+
 def n0_from_esn0_db(esn0_db: float) -> float:
     """N0 = 10^(-Es/N0 / 10) for symbols of mean energy Es = 1 (ValueError naming
     ``esn0_db`` unless it is a finite number)."""
-    if isinstance(esn0_db, bool) or not isinstance(esn0_db, (int, float, np.floating, np.integer)) \
-            or not math.isfinite(esn0_db):
+    if not _finite_number(esn0_db):
         raise ValueError(f"dvbs2 demapper: esn0_db={esn0_db!r} must be a finite number (dB)")
     return 10.0 ** (-float(esn0_db) / 10.0)
 
@@ -227,8 +232,7 @@ class Dvbs2Mapping:
         (or [n]) in the LDPC code's bit order, positive means 0: the exact log-sum-exp of the
         module docstring over all 2^m points, or its max-log form with ``max_log``.  ``n0``:
         the complex noise variance E|w|^2 (> 0)."""
-        if isinstance(n0, bool) or not isinstance(n0, (int, float, np.floating, np.integer)) \
-                or not (math.isfinite(n0) and n0 > 0):
+        if not (_finite_number(n0) and n0 > 0):
             raise ValueError(f"dvbs2 demapper: n0={n0!r} must be a finite number > 0 (the "
                              "complex noise variance, 10^(-Es/N0 / 10) at Es = 1)")
         y = np.asarray(symbols)

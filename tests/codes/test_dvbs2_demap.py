@@ -117,7 +117,8 @@ def test_noisy_8psk_frames_decode_above_threshold_and_fail_below(max_log):
     ("dvbs2-short-1/2", "64apsk", "constellation='64apsk' is not a DVB-S2 constellation; use one of "
      "'qpsk', '8psk', '16apsk', '32apsk'"),
     ("dvbs2-short-9/10", "qpsk", "dvbs2: rate='9/10' is not a code rate of short frames; use one of '1/4'"),
-    ("dvbs2-long-1/2", "qpsk", "dvbs2: frame='long' is not a DVB-S2 frame size; use one of 'normal', 'short'"),
+    ("dvbs2-long-1/2", "qpsk",
+     "dvbs2: frame='long' is not a DVB-S2 frame size; use one of 'normal', 'short'"),
     ("wifi-648-1/2", "qpsk", "code='wifi-648-1/2' is not a DVB-S2 code; use 'dvbs2-<normal|short>-<rate>'"),
     (gl.codes.get("wifi-648-1/2"), "qpsk", "code='wifi-648-1/2' is not a DVB-S2 code"),
 ])
@@ -150,5 +151,6 @@ def test_bad_noise_and_shapes_name_the_parameter():
     with pytest.raises(ValueError, match=r"symbols must be \[batch, S\] or \[S\] with S = 5400 "
                                          r"\(16200 bits / 3 for 8psk\), got shape \(2, 5401\)"):
         mapping.llr(np.zeros((2, 5401), np.complex64), 1.0)
-    with pytest.raises(ValueError, match=r"bits must have n = 16200 bits in the last axis, got shape \(3, 64800\)"):
+    with pytest.raises(ValueError,
+                       match=r"bits must have n = 16200 bits in the last axis, got shape \(3, 64800\)"):
         mapping.modulate(np.zeros((3, 64800), np.uint8))

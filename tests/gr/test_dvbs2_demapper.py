@@ -10,7 +10,8 @@ from gnuradio import blocks, dtv, gr
 from gnuradio import gpuldpc
 from gpuldpc import dvbs2_demap
 
-MODCODS = [(c, f, r) for c, frames in dvbs2_demap.MODCODS.items() for f, rates in frames.items() for r in rates]
+MODCODS = [(c, f, r) for c, frames in dvbs2_demap.MODCODS.items()
+           for f, rates in frames.items() for r in rates]
 
 
 def gr_dtv_symbols(constellation, frame, rate, bits):
