@@ -22,9 +22,9 @@ needs_grcc = pytest.mark.skipif(GRCC is None, reason="grcc (GNU Radio Companion)
 BAD_ALIST = "648 324\n3 7\n1 2\n"        # column weights line too short
 
 
-def block_graph(block_id, fields, in_type, vlen, out_vlen):
+def block_graph(block_id, fields, in_type, vlen, out_vlen, out_type="byte"):
     """A .grc: vector source (in_type, vlen) -> the block ``block_id`` with parameters
-    ``fields`` (a dict) -> null sink (byte, out_vlen)."""
+    ``fields`` (a dict) -> null sink (out_type, out_vlen)."""
     parameters = "{" + ", ".join(f"{key}: '{value}'" for key, value in fields.items()) + "}"
     return f"""options:
   parameters: {{generate_options: no_gui, id: check, output_language: python, run: 'True',
@@ -41,7 +41,7 @@ blocks:
   states: {{coordinate: [200, 100], rotation: 0, state: enabled}}
 - name: snk
   id: blocks_null_sink
-  parameters: {{num_inputs: '1', type: byte, vlen: '{out_vlen}'}}
+  parameters: {{num_inputs: '1', type: {out_type}, vlen: '{out_vlen}'}}
   states: {{coordinate: [400, 100], rotation: 0, state: enabled}}
 connections:
 - [src, '0', dec, '0']
@@ -278,3 +278,23 @@ def test_grcc_builds_the_decoder_with_soft_output(tmp_path, grcc):
     (tmp_path / "check.grc").write_text(soft_output_graph(324))
     result = grcc(tmp_path / "check.grc", tmp_path)
     assert 'Source IO size "2592" does not match sink IO size "1296"' in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("frame, rate, constellation, error", [
+    ("short", "26/45", "8psk", None),
+    ("short", "1/2", "32apsk", "constellation='32apsk' is not used with rate 1/2 in short frames"),
+    ("normal", "3/5", "8psk", 'Source IO size "259200" does not match sink IO size "64800"'),
+])
+def test_grcc_builds_the_dvbs2_demapper_or_reports_the_error(tmp_path, grcc, frame, rate, constellation, error):
+    """The DVB-S2 Soft Demapper (tests/gr/test_dvbs2_demapper.py): complex symbols in, n = 16200
+    LLRs a vector out; a MODCOD the standard lacks and a wrong vector length downstream."""
+    fields = {"dvbs2_frame": frame, "dvbs2_rate": rate, "constellation": constellation, "esn0_db": 7.5,
+              "max_log": True}
+    (tmp_path / "check.grc").write_text(block_graph("gpuldpc_dvbs2_demapper", fields, "complex", 1, 16200, "float"))
+    result = grcc(tmp_path / "check.grc", tmp_path)
+    if error is None:
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert (f"gpuldpc.dvbs2_demapper(code='dvbs2-{frame}-{rate}', constellation='{constellation}', "
+                "esn0_db=7.5, max_log=True)") in (tmp_path / "check.py").read_text()
+    else:
+        assert result.returncode != 0 and error in result.stdout + result.stderr, result.stdout + result.stderr

@@ -124,6 +124,16 @@ def test_dvbs2_rx_example_below_threshold_bch_ok_means_the_sent_frame(repo):
     assert 10 <= bch["bch_failures"] == errors["frame_errors"] <= ldpc["failures"] <= 35
 
 
+def test_dvbs2_8psk_rx_example_in_the_waterfall(repo):
+    """examples/dvbs2_8psk_rx (DVB-S2 Soft Demapper, 8PSK 3/5 short) at Es/N0 5.2 dB, FER ~0.4
+    (docs/dvbs2.md): BCH failures = frame errors <= LDPC failures, as for dvbs2_rx."""
+    tb = load_example(repo, "dvbs2_8psk_rx").dvbs2_8psk_rx(esn0_db=5.2, frames=40)
+    tb.run()
+    errors, bch, ldpc = tb.errors.counts(), tb.bch_decoder.counts(), tb.decoder.stats()
+    assert errors["frames"] == bch["frames"] == ldpc["frames"] == 40
+    assert 5 <= bch["bch_failures"] == errors["frame_errors"] <= ldpc["failures"] <= 35
+
+
 def test_ccsds_rx_example_in_the_waterfall(repo):
     """examples/ccsds_rx (AR4JA k = 1024 r1/2) at Eb/N0 1.0 dB: FER near docs/ccsds.md's
     0.22 (spa, 50 iterations), every frame error a frame the decoder reports failed."""

@@ -1,7 +1,7 @@
-"""examples/dvbs2_rx.grc and examples/ccsds_rx.grc compiled by the system's grcc and run
-headless, as a GNU Radio user runs them: what they print at the end, for a bounded number of
-frames at their default SNR (DVB-S2: Es/N0 1.0 dB, QPSK 1/2 short frames; CCSDS AR4JA
-k = 1024 r1/2: Eb/N0 2.0 dB).  (test_grc_and_errors.py checks that grcc gives the committed
+"""examples/dvbs2_rx.grc, dvbs2_8psk_rx.grc and ccsds_rx.grc compiled by the system's grcc
+and run headless, as a GNU Radio user runs them: what they print at the end, for a bounded
+number of frames at their default SNR (DVB-S2: Es/N0 1.0 dB, QPSK 1/2 short frames; 6.0 dB,
+8PSK 3/5 short frames; CCSDS AR4JA k = 1024 r1/2: Eb/N0 2.0 dB).  (test_grc_and_errors.py checks that grcc gives the committed
 .py; test_receive_chain.py runs them in this process below their thresholds.)"""
 import os
 import re
@@ -28,6 +28,14 @@ def test_dvbs2_rx_decodes_every_bbframe(grcc, repo, tmp_path):
     out = compile_and_run(grcc, repo, tmp_path, "dvbs2_rx", "--frames", "30")
     assert COUNTS.findall(out) == [("bbframe_errors", "30", "0", "0", str(30 * 7032))], out
     assert BCH.findall(out) == [("30", "30", "0", "0")], out
+
+
+def test_dvbs2_8psk_rx_decodes_every_bbframe(grcc, repo, tmp_path):
+    """gr-dtv's 8PSK 3/5 short frames (Es/N0 6.0 dB) -> DVB-S2 Soft Demapper -> our LDPC and
+    BCH decoders: every BBFRAME (9552 bits) back, every frame BCH ok."""
+    out = compile_and_run(grcc, repo, tmp_path, "dvbs2_8psk_rx", "--frames", "40")
+    assert COUNTS.findall(out) == [("bbframe_errors", "40", "0", "0", str(40 * 9552))], out
+    assert BCH.findall(out) == [("40", "40", "0", "0")], out
 
 
 def test_ccsds_rx_decodes_every_frame(grcc, repo, tmp_path):

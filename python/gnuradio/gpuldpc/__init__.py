@@ -8,8 +8,8 @@ its ``ldpc_code`` metadata: ACM/VCM); for receive chains ``bpsk_frame_receiver``
 and ``frame_sync``: sync-word framing of soft symbols) and the sinks
 ``payload_check`` and ``error_counter`` (``payload_pdu_source`` and ``payload_check_pdu``
 for PDUs of several codes); ``dvbs2_bch_decoder``, the DVB-S2 BCH
-outer decoder after the LDPC Decoder.
-``decoder_lengths`` / ``encoder_lengths`` / ``bch_lengths`` give a block's vector
+outer decoder after the LDPC Decoder; ``dvbs2_demapper``, DVB-S2 symbols to LLRs before it.
+``decoder_lengths`` / ``encoder_lengths`` / ``bch_lengths`` / ``demapper_lengths`` give a block's vector
 lengths from its code, ``load_code`` a code from its name or file and ``nr_code`` a 5G NR code
 block from its fields k, E, rv (GRC uses them).
 
@@ -21,6 +21,7 @@ from gpuldpc.streaming import decoder_lengths, encoder_lengths, load_code, nr_co
 
 from .decoder_blocks import ldpc_decoder, nb_ldpc_decoder  # noqa: F401
 from .dvbs2_bch_decoder import bch_lengths, dvbs2_bch_decoder  # noqa: F401
+from .dvbs2_demapper import demapper_lengths, dvbs2_demapper  # noqa: F401
 from .encoder_blocks import ldpc_encoder, nb_ldpc_encoder  # noqa: F401
 from .error_counter import error_counter  # noqa: F401
 from .frame_sync import frame_sync  # noqa: F401
