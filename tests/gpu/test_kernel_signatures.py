@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuldpc.cuda import decoder, nb_decoder, nb_frame, recovery, resident, sparse_layout
+from gpuldpc.cuda import decoder, mixed_rows, nb_decoder, nb_frame, recovery, resident, sparse_layout
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -43,6 +43,7 @@ def _format(parameters: list[str]) -> str:
     ("nb_frame.cu", "nb_frame_q##Q(", nb_frame.ARG_TYPES),
     ("qc_resident.cu", "__launch_bounds__(M::kMaxThreads, M::kMinBlocks) name(", resident.ARG_TYPES),
     ("shaping.cu", "__launch_bounds__(256) NAME(", recovery.ARG_TYPES),
+    ("mixed_rows.cu", "__launch_bounds__(128) NAME(", mixed_rows.ARG_TYPES),
 ])
 def test_prepared_formats_match_the_kernels(path, opening, expected):
     source = (KERNELS / path).read_text()
