@@ -11,9 +11,12 @@ r5/6, 25 % WiFi 1944 r2/3 in random order, BPSK/AWGN LLRs in one numpy array [fr
 configurations: float32 LLRs and messages, and (cuda) int8 LLRs with binary16 messages (cpu:
 int8 messages from float32 LLRs).  Rows, each the median of 7 calls (3 with ``--quick``):
 
-* ``gl.MixedDecoder``, input ``numpy``: ``decode(llr, code_index)`` on the mixed array (the
-  groups gathered into the decoders' page-locked inputs, submitted in pieces, scattered back);
-  one row per ``--piece-frames`` value (0: the default, an eighth of the preferred batch);
+* ``gl.MixedDecoder``, input ``numpy``: ``decode(llr, code_index)`` on the mixed array; on cuda
+  its GPU path (``path`` "gpu gather": the mixed rows copied to the GPU as they lie, piece by
+  piece, gathered and scattered there by kernels/mixed_rows.cu, one copy of the results back),
+  elsewhere the host grouping (``path`` "host grouping": the groups gathered into the decoders'
+  inputs, submitted in pieces, scattered back); one row per ``--piece-frames`` value (0: the
+  default; on cuda frames of the mixed batch a piece, else of a code's group);
 * ``gl.Decoder`` code by code, the same frames already grouped (the separate batches of the
   issue's target; the MixedDecoder's own decoders): input ``numpy`` (three arrays, the same
   ones every call: registered in place once), one ``decode`` after the other and all three
@@ -131,7 +134,8 @@ def run_config(label, options, llr, idx, backend, pieces, reps):
         for c, want in enumerate(reference):
             same_results(res.frames_of(c), want, f"gl.MixedDecoder piece_frames={piece}")
         t = median_time(lambda: mix.decode(llr, idx), reps)
-        row("gl.MixedDecoder", "numpy", t, res.valid, piece_frames=list(mix.piece_frames))
+        row("gl.MixedDecoder", "numpy", t, res.valid, path="gpu gather" if mix.on_gpu else "host grouping",
+            piece_frames=mix.piece_frames if mix.on_gpu else list(mix.piece_frames))
         mix.close()
     mixed = [r for r in rows if r["api"] == "gl.MixedDecoder"]
     best = max(mixed, key=lambda r: r["coded_gbps"])
@@ -165,7 +169,7 @@ def main(argv=None):
              f"backend {args.backend}, layered NMS, 10 it, no early stop (coded Gb/s)"]
     for r in rows:
         if "coded_gbps" in r:
-            how = f" ({r['how']})" if "how" in r else f" (pieces {r['piece_frames']})"
+            how = f" ({r['how']})" if "how" in r else f" ({r['path']}, pieces {r['piece_frames']})"
             lines.append(f"{r['config']:14s} {r['api']:16s} {r['input'] + how:40s} {r['coded_gbps']:8.3f} Gb/s "
                          f"{r['latency_us'] / 1e3:9.2f} ms")
     lines += [f"{r['config']:14s} gl.MixedDecoder / gl.Decoder {r['against']} ({r['how']}): {r['ratio']:.2f}"

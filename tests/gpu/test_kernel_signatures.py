@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuldpc.cuda import decoder, nb_decoder, nb_frame, recovery, resident, sparse_layout, stages
+from gpuldpc.cuda import decoder, mixed_rows, nb_decoder, nb_frame, recovery, resident, sparse_layout, stages
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 
@@ -45,6 +45,7 @@ def _format(parameters: list[str]) -> str:
     ("shaping.cu", "__launch_bounds__(256) NAME(", recovery.ARG_TYPES),
     ("transport.cu", "__launch_bounds__(256) unpack_int4(", stages.UNPACK_ARGS),
     ("transport.cu", "__launch_bounds__(256) soft_to_half(", stages.HALF_ARGS),
+    ("mixed_rows.cu", "__launch_bounds__(128) NAME(", mixed_rows.ARG_TYPES),
 ])
 def test_prepared_formats_match_the_kernels(path, opening, expected):
     source = (KERNELS / path).read_text()

@@ -4,9 +4,18 @@ Adaptive and variable coding (DVB-S2 ACM/VCM, 5G NR with many UEs, CCSDS with se
 sends frames of different codes, rates and lifting sizes in one stream.  A MixedDecoder holds
 one :class:`gpuldpc.Decoder` per code (same options; each keeps its tables resident on the
 GPU and its own buffers) and decodes a batch whose frame ``i`` belongs to code
-``code_index[i]``:
+``code_index[i]``.
 
-1. every argument is checked before anything is decoded (code indices, row lengths, dtype);
+On the cuda backend (every decoder on it, no soft output, no shaped code) the rows never
+pass through a host copy: :class:`gpuldpc.cuda.mixed_pipeline.MixedPipeline` copies the
+caller's batch to the GPU as it lies, piece by piece in input order, gathers each code's
+rows there (kernels/mixed_rows.cu), hands them to each code's decoder as a GPU array
+(``out_device=True``) and scatters the results into input order on the GPU before one copy
+back.  Elsewhere (the reference and cpu backends, soft output, shaped codes) the frames are
+grouped on the host:
+
+1. every argument is checked before anything is decoded (code indices, row lengths, dtype;
+   both paths);
 2. the frames are grouped by code (a stable sort of ``code_index``: each group in input
    order);
 3. each group, in *pieces* of at most ``piece_frames`` frames, is gathered row by row straight
@@ -19,9 +28,10 @@ GPU and its own buffers) and decodes a batch whose frame ``i`` belongs to code
    (:class:`gpuldpc.mixed_result.MixedDecodeResult`).
 
 Each frame is decoded by its own code's decoder with its own early stop, so the result is bit
-for bit what ``gl.Decoder(code).decode`` gives for the same frames code by code.  What it costs
-beside that: the gather (a host copy of the LLRs, 4 bytes a bit for float32, 1 for int8) and
-the scatter of the bits; the GPU's copies and kernels are those of the separate batches.
+for bit what ``gl.Decoder(code).decode`` gives for the same frames code by code.  What the host
+grouping costs beside that: the gather (a host copy of the LLRs, 4 bytes a bit for float32, 1
+for int8) and the scatter of the bits; the cuda path adds only the padding of the narrower
+codes' rows to what crosses PCIe, and two memory-bound kernels (docs/mixed.md).
 
 Non-finite LLRs (:mod:`gpuldpc.bad_llr`): the decoders flag the frames; ``on_bad_llr="raise"``
 then raises a ValueError naming them by their position in the caller's batch, ``"erase"``
@@ -75,11 +85,13 @@ class MixedDecoder:
     on_bad_llr : {"raise", "erase"}
         As :class:`gpuldpc.Decoder`; ``"raise"`` names the frames by their input position.
     piece_frames : int or None
-        Frames per ``submit`` of a group (groups larger are split): None takes, per code, an
-        eighth of ``Decoder.preferred_batch("throughput")`` (on the GPU: two stream launches
-        of the throughput preset, four waves, so the first piece is decoding while the next
-        is gathered, and the pieces in flight keep every stream fed), at least
-        ``preferred_batch("latency")``.
+        Host grouping: frames per ``submit`` of a group (groups larger are split); None
+        takes, per code, an eighth of ``Decoder.preferred_batch("throughput")`` (on the GPU:
+        two stream launches of the throughput preset, four waves, so the first piece is
+        decoding while the next is gathered, and the pieces in flight keep every stream
+        fed), at least ``preferred_batch("latency")``.  Cuda path: frames of the caller's
+        batch per piece (copied in, gathered, decoded, scattered and copied out while other
+        pieces are); None takes the largest of those per-code values.
     **options
         Handed to every :class:`gpuldpc.Decoder` as they are (``algorithm``, ``schedule``,
         ``max_iterations``, ``early_stop``, ``backend``, ``precision``, ``positive_llr_bit``,
@@ -88,7 +100,8 @@ class MixedDecoder:
     Attributes
     ----------
     codes : tuple of the codes;  decoders : tuple of gl.Decoder, one per code;
-    backends : tuple of their backends' names;  piece_frames : tuple, per code.
+    backends : tuple of their backends' names;  piece_frames : tuple, per code (host
+    grouping), or int (the cuda path);  on_gpu : whether the cuda path runs.
     """
 
     def __init__(self, codes, *, on_bad_llr: str = "raise", piece_frames: int | None = None, **options):
@@ -128,12 +141,27 @@ class MixedDecoder:
         self._pieces = tuple(piece_frames or max(d.preferred_batch("latency"), d.preferred_batch("throughput") // 8)
                              for d in self.decoders)
         self._lock = threading.Lock()
+        self._pipeline = None
+        if _gathers_on_gpu(codes, self.backends, options):
+            from ..cuda.mixed_pipeline import MixedPipeline
+
+            try:
+                self._pipeline = MixedPipeline(self.decoders, self._in_width, self._widths[0], max(self._pieces))
+            except BaseException:
+                self.close()
+                raise
 
     @property
-    def piece_frames(self) -> tuple:
-        """Frames per ``submit`` of each code's group (the ``piece_frames`` argument, or each
-        decoder's default)."""
-        return self._pieces
+    def on_gpu(self) -> bool:
+        """Whether the rows are gathered and scattered on the GPU (the cuda path)."""
+        return self._pipeline is not None
+
+    @property
+    def piece_frames(self) -> tuple | int:
+        """Host grouping: frames per ``submit`` of each code's group (a tuple); the cuda path:
+        frames of the caller's batch per piece (the ``piece_frames`` argument, or the
+        default)."""
+        return self._pieces if self._pipeline is None else self._pipeline.piece
 
     # ------------------------------------------------------------------ checks
     def _check_index(self, code_index) -> np.ndarray:
@@ -162,7 +190,7 @@ class MixedDecoder:
         """The LLRs as a 2-D array [frames, width] with rows at least as wide as each frame's
         code takes, or a list of 1-D rows of exactly that width."""
         if type(llrs) is not np.ndarray and device_arrays.view(llrs) is not None:
-            raise TypeError("llrs: a MixedDecoder takes host arrays (the frames are gathered by code on the host); "
+            raise TypeError("llrs: a MixedDecoder takes host arrays (the mixed rows, copied as they lie); "
                             "hand a GPU array of one code's frames to that code's gl.Decoder")
         frames = idx.size
         if isinstance(llrs, (list, tuple)):
@@ -204,6 +232,37 @@ class MixedDecoder:
         counts = np.bincount(idx, minlength=len(self.codes))
         used = np.flatnonzero(counts)
         llrs = self._check_llrs(llrs, idx, used)
+        with self._lock:
+            if self._pipeline is not None and idx.size:      # (no soft output on this path)
+                bits, iterations, valid, bad, soft = (*self._pipeline.decode(self._as_array(llrs, idx), idx,
+                                                                             self._llr_dtype(llrs, used)), None)
+            else:
+                bits, iterations, valid, bad, soft = self._decode_grouped(llrs, idx, counts, used)
+        if self.on_bad_llr == "raise" and bad.any():
+            self._raise_bad(bad, idx)
+        return MixedDecodeResult(self.codes, idx, self._widths, self._info, bits, iterations, valid, bad, soft)
+
+    def _as_array(self, llrs, idx: np.ndarray) -> np.ndarray:
+        """The LLRs as one 2-D array (the cuda path copies rows as they lie): a list of rows
+        copied into one, zero padded to the widest."""
+        if not isinstance(llrs, list):
+            return llrs
+        arr = np.zeros((idx.size, int(self._in_width[idx].max())), np.result_type(*{r.dtype for r in llrs}))
+        for i, r in enumerate(llrs):
+            arr[i, :r.size] = r
+        return arr
+
+    def _llr_dtype(self, llrs, used) -> np.dtype:
+        """The dtype the decoders take LLRs of ``llrs``'s dtype in (``gl.Decoder.check_llr``'s
+        conversion: float32, or the cuda ``llr_dtype``; the same for every decoder, whose
+        options are the same)."""
+        dtype = np.result_type(*{r.dtype for r in llrs}) if isinstance(llrs, list) else llrs.dtype
+        c = int(used[0])
+        return self.decoders[c].check_llr(np.empty((0, self._in_width[c]), dtype)).dtype
+
+    def _decode_grouped(self, llrs, idx: np.ndarray, counts: np.ndarray, used):
+        """The host grouping (module docstring, steps 2-4): (bits, iterations, valid, bad_llr,
+        soft output or None) in input order."""
         frames = idx.size
         widths, k = self._widths
         bits = np.zeros((frames, int(widths.max())), np.uint8)
@@ -213,29 +272,26 @@ class MixedDecoder:
         soft = np.zeros((frames, int(widths.max())), np.float32) if self._soft else None
         order = np.argsort(idx, kind="stable")
         starts = np.concatenate([[0], np.cumsum(counts)])
-        with self._lock:
-            pending = []
-            try:
-                for c in used:
-                    rows = order[starts[c]:starts[c + 1]]
-                    pending += self._submit_group(int(c), rows, llrs)
-            finally:
-                failure = None
-                for rows, ticket in pending:     # every ticket collected, so no buffer is reused early
-                    try:
-                        res = ticket.result()
-                    except Exception as exc:  # noqa: BLE001  (the first failure is raised below)
-                        failure = failure or exc
-                        continue
-                    scatter_rows(bits, rows, res.bits)
-                    iterations[rows], valid[rows], bad[rows] = res.iterations, res.valid, res.bad_llr
-                    if soft is not None:
-                        scatter_rows(soft, rows, res.llr)
-            if failure is not None:
-                raise failure
-        if self.on_bad_llr == "raise" and bad.any():
-            self._raise_bad(bad, idx)
-        return MixedDecodeResult(self.codes, idx, self._widths, self._info, bits, iterations, valid, bad, soft)
+        pending = []
+        try:
+            for c in used:
+                rows = order[starts[c]:starts[c + 1]]
+                pending += self._submit_group(int(c), rows, llrs)
+        finally:
+            failure = None
+            for rows, ticket in pending:     # every ticket collected, so no buffer is reused early
+                try:
+                    res = ticket.result()
+                except Exception as exc:  # noqa: BLE001  (the first failure is raised below)
+                    failure = failure or exc
+                    continue
+                scatter_rows(bits, rows, res.bits)
+                iterations[rows], valid[rows], bad[rows] = res.iterations, res.valid, res.bad_llr
+                if soft is not None:
+                    scatter_rows(soft, rows, res.llr)
+        if failure is not None:
+            raise failure
+        return bits, iterations, valid, bad, soft
 
     def _submit_group(self, c: int, rows: np.ndarray, llrs) -> list:
         """Gather code ``c``'s frames (input positions ``rows``) into its decoder's input and
@@ -278,8 +334,11 @@ class MixedDecoder:
         return code_position([c.name for c in self.codes], key)
 
     def close(self):
-        """Release every decoder's resources and the input buffers."""
+        """Release every decoder's resources, the input buffers and the cuda path's device buffers."""
         self._buffers = [None] * len(self.codes)
+        if self._pipeline is not None:
+            self._pipeline.close()
+            self._pipeline = None
         for dec in self.decoders:
             dec.close()
 
@@ -291,6 +350,17 @@ class MixedDecoder:
 
     def __repr__(self):
         return f"MixedDecoder({[c.name for c in self.codes]}, backends={list(self.backends)})"
+
+
+def _gathers_on_gpu(codes, backends, options) -> bool:
+    """Whether a MixedDecoder takes the cuda path (:mod:`gpuldpc.cuda.mixed_pipeline`): every
+    decoder on the cuda backend and taking GPU arrays (no shaped code: gl.Decoder takes their E
+    LLRs from host arrays only), no soft output (the engine copies it to the host with the
+    bits; not with ``out_device``), and no GF(q) code with ``positive_llr_bit=1`` (gl.Decoder
+    negates GF(q) bit LLRs of host arrays only)."""
+    return (all(b == "cuda" for b in backends) and options.get("soft_output") is None
+            and not any(isinstance(c, ShapedCode) for c in codes)
+            and not (options.get("positive_llr_bit", 0) == 1 and not all(c.is_binary for c in codes)))
 
 
 def code_position(names, key) -> int:

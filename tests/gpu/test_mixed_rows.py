@@ -1,0 +1,239 @@
+"""The cuda path of gl.MixedDecoder without a GPU (runs everywhere): the index tables of the
+pieces (gpuldpc.cuda.mixed_pipeline.piece_rows), followed through the kernels' gather and
+scatter in NumPy, put every frame back at its input position; the vector width of the copy
+kernels; which MixedDecoders take the cuda path."""
+import contextlib
+import ctypes
+
+import numpy as np
+import pytest
+
+import gpuldpc as gl
+from gpuldpc.cuda.mixed_pipeline import piece_rows
+from gpuldpc.cuda.mixed_rows import vector_bytes
+from gpuldpc.decoders.mixed import _gathers_on_gpu
+
+
+def test_a_piece_table_groups_positions_by_code_in_input_order():
+    rows, parts = piece_rows(np.array([2, 0, 1, 0, 2, 2, 0]), 4)
+    assert rows.dtype == np.int32
+    np.testing.assert_array_equal(rows, [1, 3, 6, 2, 0, 4, 5])
+    assert parts == [(0, 0, 3), (1, 3, 1), (2, 4, 3)]     # code 3 has no frames: no part
+    rows, parts = piece_rows(np.array([1, 1]), 2)
+    np.testing.assert_array_equal(rows, [0, 1])
+    assert parts == [(1, 0, 2)]
+
+
+@pytest.mark.parametrize("frames, piece", [(1000, 128), (1000, 1000), (1000, 1), (7, 3)])
+def test_gather_and_scatter_through_the_tables_restore_input_order(frames, piece):
+    """Each piece's rows gathered per code as the gather kernel does (dst[i] = src[rows[i]]),
+    "decoded" (each code's rows transformed on their own), scattered back as the scatter
+    kernel does (dst[rows[i]] = src[i]): every frame lands at its input position, each code's
+    packed rows in input order."""
+    rng = np.random.default_rng(frames + piece)
+    widths = (24, 20, 16)                                    # bytes a row per code
+    idx = rng.choice(3, frames, p=[0.5, 0.25, 0.25])
+    mixed = rng.integers(0, 256, (frames, 24), dtype=np.uint8)
+    out = np.zeros((frames, 24), np.uint8)
+    for a in range(0, frames, piece):
+        raw = mixed[a:a + piece]
+        rows, parts = piece_rows(idx[a:a + piece], 3)
+        result = np.zeros_like(raw)
+        for c, offset, count in parts:
+            table = rows[offset:offset + count]
+            packed = raw[table, :widths[c]]                  # gather
+            want = np.flatnonzero(idx[a:a + piece] == c)
+            np.testing.assert_array_equal(packed, raw[want, :widths[c]])
+            result[table, :widths[c]] = packed ^ c           # scatter of the "decoded" rows
+        out[a:a + piece] = result
+    for c, width in enumerate(widths):
+        np.testing.assert_array_equal(out[idx == c, :width], mixed[idx == c, :width] ^ c)
+        assert not out[idx == c, width:].any()               # padding stays zero
+
+
+@pytest.mark.parametrize("sizes, v", [
+    ((9216, 9216, 7776, 0x7f0000000000, 0x7f0000002400), 16),   # float32 WiMAX/WiFi rows
+    ((1944, 2304, 1944, 0x7f0000000000, 0x7f0000000a00), 8),    # int8 WiFi 1944, its hard decisions
+    ((4, 4, 4, 0x1000, 0x2004), 4),                             # iteration counts
+    ((1150, 1150, 1152, 0x1000, 0x2000), 2),                    # float16, n = 575
+    ((575, 576, 575, 0x1000, 0x2000), 1),                       # int8, n = 575
+    ((9216, 9216, 9216, 0x1008, 0x2000), 8),                    # an address aligned to 8 only
+])
+def test_the_widest_vector_every_size_and_address_allows(sizes, v):
+    assert vector_bytes(*sizes) == v
+
+
+def test_which_mixed_decoders_gather_on_the_gpu():
+    wimax, nb, nr = gl.codes.get("wimax-2304-1/2"), gl.codes.get("gf16-300-150"), gl.codes.nr(200, 300)
+    cuda2 = ("cuda", "cuda")
+    assert _gathers_on_gpu((wimax, nb), cuda2, {"max_iterations": 5})
+    assert _gathers_on_gpu((wimax, wimax), cuda2, {"positive_llr_bit": 1, "llr_dtype": "int8"})
+    assert not _gathers_on_gpu((wimax, nb), ("cuda", "cpu"), {})
+    assert not _gathers_on_gpu((wimax, wimax), cuda2, {"soft_output": "posterior"})
+    assert not _gathers_on_gpu((wimax, nr), cuda2, {})               # shaped: E LLRs from host arrays only
+    assert not _gathers_on_gpu((wimax, nb), cuda2, {"positive_llr_bit": 1})
+    dec = gl.MixedDecoder(["wifi-648-1/2", "wifi-648-2/3"], backend="reference")
+    assert not dec.on_gpu and dec.piece_frames == (8, 8)          # an eighth of 64 a code
+
+
+# ----------------------------------------------------------------------------------------------
+# The pipeline's addresses, tables and copies, with host memory standing in for the GPU: every
+# CUDA call of gpuldpc.cuda.mixed_pipeline replaced by its effect on bytes at the addresses it
+# is given (copies and the kernels at once, in issue order), each code's decoder by a host
+# gl.Decoder reading the rows at the DeviceLLR's address.
+
+def _at(address: int, nbytes: int) -> np.ndarray:
+    return np.ctypeslib.as_array((ctypes.c_uint8 * max(nbytes, 1)).from_address(address))[:nbytes]
+
+
+class _Memory:
+    def __init__(self, nbytes):
+        self.bytes = np.zeros(nbytes, np.uint8)
+
+    def __int__(self):
+        return self.bytes.ctypes.data
+
+    def free(self):
+        pass
+
+
+class _Stream:
+    handle = 0x5150
+
+    def synchronize(self):
+        pass
+
+
+class _Driver:
+    Stream = _Stream
+
+    @staticmethod
+    def mem_alloc(nbytes):
+        return _Memory(nbytes)
+
+    @staticmethod
+    def memcpy_htod_async(dst, src, stream):
+        assert src.flags.c_contiguous
+        _at(int(dst), src.nbytes)[:] = src.reshape(-1).view(np.uint8)
+
+    @staticmethod
+    def memcpy_dtoh_async(dst, src, stream):
+        dst.reshape(-1).view(np.uint8)[:] = _at(int(src), dst.nbytes)
+
+    @staticmethod
+    def memset_d8_async(dst, value, count, stream):
+        _at(int(dst), count)[:] = value
+
+
+class _Kernels:
+    """kernels/mixed_rows.cu in NumPy; every access aligned to the vector the launcher picks."""
+
+    def __init__(self, ctx):
+        pass
+
+    @staticmethod
+    def _move(src, src_pitch, dst, dst_pitch, rows, width, count, gather):
+        assert vector_bytes(width, src_pitch, dst_pitch, src, dst) >= min(4, width)
+        table = _at(rows, 4 * count).view(np.int32)
+        for i, r in enumerate(table):
+            s, d = (r, i) if gather else (i, r)
+            _at(dst + int(d) * dst_pitch, width)[:] = _at(src + int(s) * src_pitch, width)
+
+    def gather(self, stream, *args):
+        self._move(*args, gather=True)
+
+    def scatter(self, stream, *args):
+        self._move(*args, gather=False)
+
+
+class _Context:
+    def __init__(self, device):
+        self.id = device
+
+    def active(self):
+        return contextlib.nullcontext()
+
+
+class _Pool:
+    def __init__(self, ctx):
+        pass
+
+    @staticmethod
+    def take(nbytes, guard):
+        return np.zeros(nbytes, np.uint8)
+
+
+class _Registry:
+    def __init__(self, takes):
+        self.takes, self.pinned = takes, []
+
+    def pin(self, arr):
+        self.pinned.append(arr)
+        return self.takes
+
+
+class _DeviceRows:
+    """A DeviceArray stand-in: ``ptr`` and ``shape`` of a host array."""
+
+    def __init__(self, arr):
+        self.arr = np.ascontiguousarray(arr)
+        self.ptr, self.shape = self.arr.ctypes.data, self.arr.shape
+
+
+class _HostDecoder:
+    """A code's gl.Decoder (host backend) taking the pipeline's DeviceLLR: reads the rows at its
+    address when submitted, results as on the GPU (bits and iterations at addresses)."""
+
+    def __init__(self, code, backend, stream):
+        self.dec, self.stream = gl.Decoder(code, backend=backend, on_bad_llr="erase", max_iterations=5), stream
+        self.settings = self.dec.settings
+
+    def submit(self, view, out_device):
+        assert out_device and view.stream == self.stream and view.pointer % 16 == 0 and view.device == 0
+        nbytes = int(np.prod(view.shape)) * view.dtype.itemsize
+        res = self.dec.decode(_at(view.pointer, nbytes).view(view.dtype).reshape(view.shape).copy())
+        done = res._replace(bits=_DeviceRows(res.bits), iterations=_DeviceRows(res.iterations))
+        return type("Ticket", (), {"result": lambda self: done})()
+
+
+@pytest.mark.parametrize("piece, dtype, in_place", [(64, np.float32, True), (1000, np.float32, True),
+                                                    (7, np.float64, False), (50, np.float32, False)])
+def test_the_pipeline_puts_every_frame_back_in_input_order(monkeypatch, backend, piece, dtype, in_place):
+    """Three codes (n = 576, 648, 648), rows of 700 LLRs, NaN frames: bits, iterations, valid and
+    bad_llr of each frame equal its code's gl.Decoder on its frames alone; narrower rows padded
+    with zeros; the slots reused (pieces smaller than the batch) or one piece; the caller's
+    array copied in place or staged (float64, or an array the registry refuses)."""
+    from gpuldpc.cuda import mixed_pipeline as mp
+
+    registry = _Registry(in_place)
+    for name, value in (("driver", lambda: _Driver), ("DeviceContext", _Context), ("device_ids", lambda d: [0]),
+                        ("RowKernels", _Kernels), ("ResultPool", _Pool), ("is_pinned", lambda a: False),
+                        ("pinned_empty", lambda shape, dtype: np.zeros(shape, dtype))):
+        monkeypatch.setattr(mp, name, value)
+    monkeypatch.setattr(mp.HostRegistry, "shared", classmethod(lambda cls, ctx: registry))
+    codes = [gl.codes.get(n) for n in ("wimax-576-1/2", "wifi-648-2/3", "wifi-648-1/2")]
+    rng = np.random.default_rng(piece)
+    idx = rng.choice(3, 300, p=[0.5, 0.25, 0.25])
+    llr = np.full((300, 700), np.nan)
+    for c, code in enumerate(codes):
+        rows = np.flatnonzero(idx == c)
+        cw = code.encode(rng.integers(0, 2, (rows.size, code.k), dtype=np.uint8))
+        llr[rows, :code.n] = gl.channel.transmit(code, cw, 2.5, rng)
+    llr[np.flatnonzero(idx == 1)[[2, 9]], 5] = np.inf
+    llr = llr.astype(dtype)
+    pipe = mp.MixedPipeline([_HostDecoder(c, backend, _Stream.handle) for c in codes], [576, 648, 648],
+                            [576, 648, 648], piece)
+    bits, iterations, valid, bad = pipe.decode(llr, idx, np.dtype(np.float32))
+    assert bits.shape == (300, 648)
+    assert [a is llr for a in registry.pinned] == ([True] if dtype == np.float32 else [])   # float64: staged
+    for c, code in enumerate(codes):
+        rows = np.flatnonzero(idx == c)
+        want = gl.Decoder(code, backend=backend, on_bad_llr="erase", max_iterations=5).decode(
+            llr[rows, :code.n].astype(np.float32))
+        np.testing.assert_array_equal(bits[rows, :code.n], want.bits)
+        assert not bits[rows, code.n:].any()
+        np.testing.assert_array_equal(iterations[rows], want.iterations)
+        np.testing.assert_array_equal(valid[rows], want.valid)
+        np.testing.assert_array_equal(bad[rows], want.bad_llr)
+    assert bad.sum() == 2 and valid.sum() > 200
+    assert all(slot.work is None and slot.hold == () for slot in pipe.slots)
