@@ -230,7 +230,7 @@ class BinaryDecoder {
       throw py::value_error(std::string("intra_frames > 0: ") + e.what());
     }
     for (int w = 0; w < pool_.threads(); ++w) {
-      intra_workspaces_.push_back(std::make_unique<IntraWorkspace>(layers_));
+      intra_workspaces_.push_back(std::make_unique<IntraWorkspace>(layers_, lanes_));
     }
     intra_frames_ = intra_frames;
   }
