@@ -56,51 +56,6 @@ struct LayerPosteriors {
   }
 };
 
-// MinSumRow (layered, float32) with R kept compressed, as the inter-frame kernels
-// of paper 004 (Algorithm 1) do: per row group the scaled magnitudes s1 = f(min1)
-// and s2 = f(min2) (`s12`, [2][N]), and per edge two lane masks (`masks`, [dc][2]
-// of `mask_bytes`): |Q| == min1 and the sign of R (parity xor Q).  R_old is rebuilt
-// as MinSumRow computes R_new (the same selects on the same values), so Q, the
-// posteriors and every decision are bit for bit those of the full message array;
-// it keeps 2N floats and 4N bits per row group instead of dc*N floats, so the
-// messages and the posteriors fit L1 together.  Float32 only: in fixed point the
-// stored R is L_new - Q after saturation, which the two magnitudes cannot rebuild.
-// kDc != 0: dc == kDc, a constant, so Q stays in registers (RowExtrinsics).
-template <size_t kDc, class D, class Posteriors>
-HWY_INLINE void MinSumRowCompressed(D d, size_t dc_runtime, const Posteriors& post, float* HWY_RESTRICT s12,
-                                    uint8_t* HWY_RESTRICT masks, size_t mask_bytes, float* HWY_RESTRICT q_buf,
-                                    const MagnitudeRule<D>& rule) {
-  const size_t N = hn::Lanes(d);
-  const size_t dc = kDc != 0 ? kDc : dc_runtime;
-  const hn::RebindToSigned<D> di;
-  const auto old1 = hn::Load(d, s12);
-  const auto old2 = hn::Load(d, s12 + N);
-  RowExtrinsics<kDc, D> qs{{}, q_buf};
-  TwoMins<D> m(d);
-  for (size_t e = 0; e < dc; ++e) {
-    const uint8_t* bits = masks + 2 * e * mask_bytes;
-    const auto mag = hn::IfThenElse(hn::LoadMaskBits(d, bits), old2, old1);
-    const auto l = post.Load(d, e);
-    const auto q = hn::IfThenElse(hn::LoadMaskBits(d, bits + mask_bytes), l + mag, l - mag);  // l - r
-    qs.Put(d, e, q);
-    m.Add(q);
-  }
-  const auto s1 = rule.Apply(d, m.min1);
-  const auto s2 = rule.Apply(d, m.min2);
-  hn::Store(s1, d, s12);
-  hn::Store(s2, d, s12 + N);
-  for (size_t e = 0; e < dc; ++e) {
-    uint8_t* bits = masks + 2 * e * mask_bytes;
-    const auto q = qs.Get(d, e);
-    const auto is_min = hn::Eq(hn::Abs(q), m.min1);
-    const auto negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, hn::Xor(m.parity, q)), hn::Zero(di)));
-    hn::StoreMaskBits(d, is_min, bits);
-    hn::StoreMaskBits(d, negative, bits + mask_bytes);
-    const auto mag = hn::IfThenElse(is_min, s2, s1);
-    post.Store(d, e, hn::IfThenElse(negative, q - mag, q + mag));  // q + R_new
-  }
-}
-
 // Whether the hard decisions (sign bits of L) satisfy every check, layer by layer.
 template <class D>
 bool Satisfied(D d, const QcLayers& q, const hn::TFromD<D>* HWY_RESTRICT post, const uint32_t* offsets) {
@@ -144,17 +99,8 @@ void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, 
     std::copy(p, p + std::min(z, N - 1), p + z);
   }
   const MagnitudeRule<D> rule(d, cfg);
-  // float32: R compressed (MinSumRowCompressed), all +0.0 at first; else every R.
-  constexpr bool kCompressed = std::is_floating_point_v<T>;
-  const size_t groups = zp / N, mask_bytes = (N + 7) / 8;
-  float* s12 = reinterpret_cast<float*>(ws.compressed.get());
-  uint8_t* masks = ws.compressed.get() + IntraCompressedMaskOffset(q, N);
-  if constexpr (kCompressed) {
-    std::fill(s12, s12 + static_cast<size_t>(q.mb) * groups * 2 * N, 0.0f);
-    std::fill(masks, masks + q.block_col.size() * groups * 2 * mask_bytes, uint8_t{0});
-  } else {
-    std::fill(msg, msg + q.block_col.size() * zp, T{0});
-  }
+  const size_t groups = zp / N;
+  std::fill(msg, msg + q.block_col.size() * zp, T{0});
 
   *iterations = cfg.max_iterations;
   bool ok = false;
@@ -166,12 +112,7 @@ void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, 
         const size_t k0 = e0 * groups + g * dc;
         const LayerPosteriors<D> rows{post, offsets + k0, ws.wraps.data() + k0, z, hn::FirstN(d, z - g * N)};
         WithRowWeight<kIntraConstantRowWeight>(dc, [&](auto k) HWY_INLINE_LAMBDA {
-          if constexpr (kCompressed) {
-            MinSumRowCompressed<decltype(k)::value>(d, dc, rows, s12 + (i * groups + g) * 2 * N,
-                                                    masks + k0 * 2 * mask_bytes, mask_bytes, q_buf, rule);
-          } else {
-            MinSumRow<true, decltype(k)::value>(d, dc, rows, msg + e0 * zp + g * N, zp, q_buf, rule);
-          }
+          MinSumRow<true, decltype(k)::value>(d, dc, rows, msg + e0 * zp + g * N, zp, q_buf, rule);
         });
       }
     }
@@ -265,15 +206,10 @@ IntraWorkspace::IntraWorkspace(const QcLayers& layers, size_t lanes)
   const size_t post_bytes = static_cast<size_t>(layers.nb) * IntraColumnStride(z, kIntraMaxLanes) * sizeof(float);
   const size_t msg_bytes = std::max<size_t>(layers.block_col.size(), 1) * IntraPaddedZ(z, kIntraMaxLanes) * sizeof(float);
   const size_t q_bytes = static_cast<size_t>(std::max(layers.max_layer_weight, 1)) * kIntraMaxVectorBytes;
-  size_t cmp_bytes = 0;  // the compressed float32 R: for any float32 lane count
-  for (size_t lanes = 1; lanes <= kIntraMaxVectorBytes / sizeof(float); lanes *= 2) {
-    cmp_bytes = std::max(cmp_bytes, IntraCompressedBytes(layers, lanes));
-  }
   posterior = hwy::AllocateAligned<uint8_t>(post_bytes);
-  compressed = hwy::AllocateAligned<uint8_t>(cmp_bytes);
   messages = hwy::AllocateAligned<uint8_t>(msg_bytes);
   extrinsic = hwy::AllocateAligned<uint8_t>(q_bytes);
-  if (!posterior || !messages || !extrinsic || !compressed) throw std::bad_alloc();
+  if (!posterior || !messages || !extrinsic) throw std::bad_alloc();
   std::memset(posterior.get(), 0, post_bytes);  // the pads: finite
   std::memset(extrinsic.get(), 0, q_bytes);
   // Where each row group reads each block column, and the copies its stores also write.
