@@ -33,10 +33,16 @@ FER_DB = (1.5, 2.0)
 
 
 def cpu_model() -> str:
+    """The model name with its family and model numbers (a VM may call Zen 4 and Zen 5 both
+    "AMD EPYC": family 25 is Zen 3/4, 26 Zen 5)."""
+    fields = {}
     for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name") or platform.processor() or "unknown"
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']} model {fields['model']})"
+    return name
 
 
 def frames(code, count, ebn0_db, seed):
