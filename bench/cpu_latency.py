@@ -5,8 +5,10 @@ one frame per call (and two frames on two threads):
 10 iterations fixed (early stop off) and with early stop at 2.0 dB, through
 ``gl.Decoder(code, backend="cpu", preset="latency", threads=T).decode(llr[1, n])`` and through
 the raw ``gpuldpc._core.BinaryDecoder.decode`` it wraps; the inter-frame path (no preset)
-beside it.  Each figure: median and p99 of ``--calls`` calls after a second of warm-up
-(bench/timing.latency).  The frame errors of both paths on the same ``--fer-frames``
+beside it.  The four timings of a setting (the two paths, each through ``gl.Decoder`` and
+``_core``) run interleaved in 10 rounds of ``--calls`` / 10 calls (this VM is shared and
+noisy): each figure is the median of its round medians, their spread (max - min) and the
+p99 of all its calls.  The frame errors of both paths on the same ``--fer-frames``
 frames are counted too (the paths give the same bits, so the counts must be equal).
 
     python bench/cpu_latency.py               # table + bench/results/<machine>-cpu-latency.json/.txt
@@ -18,6 +20,7 @@ import datetime
 import json
 import os
 import platform
+import time
 
 import numpy as np
 
@@ -28,15 +31,22 @@ from timing import latency, source_commit
 CODES = ("wimax-2304-1/2", "wifi-1944-1/2")
 CONFIGS = (("nms", "float32"), ("oms", "float32"), ("nms", "int16"), ("nms", "int8"))
 ITERATIONS = 10
+ROUNDS = 10
 EBN0_DB = 2.0
 FER_DB = (1.5, 2.0)
 
 
 def cpu_model() -> str:
+    """The model name with its family and model numbers (a VM may call Zen 4 and Zen 5 both
+    "AMD EPYC": family 25 is Zen 3/4, 26 Zen 5)."""
+    fields = {}
     for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name") or platform.processor() or "unknown"
+    if "cpu family" in fields and "model" in fields:
+        name += f" (family {fields['cpu family']} model {fields['model']})"
+    return name
 
 
 def frames(code, count, ebn0_db, seed):
@@ -45,28 +55,55 @@ def frames(code, count, ebn0_db, seed):
     return words, np.ascontiguousarray(channel.transmit(code, words, ebn0_db, rng), dtype=np.float32)
 
 
+def interleaved_latency(fns, calls, rounds=ROUNDS, warm_seconds=0.5):
+    """{key: (median, p99, spread)} seconds of each ``fns[key]()``: ``rounds`` rounds of
+    ``calls // rounds`` calls, the functions in turns (order reversed every round), so that a
+    neighbour's burst on this shared VM falls on all of them; median = the median of the round
+    medians, spread = their range (max - min), p99 over every call."""
+    for fn in fns.values():
+        latency(fn, 10, warm_seconds=warm_seconds / len(fns))
+    per_round = max(1, calls // rounds)
+    times = {key: np.empty((rounds, per_round)) for key in fns}
+    keys = list(fns)
+    for r in range(rounds):
+        for key in (keys if r % 2 else keys[::-1]):
+            fn, out = fns[key], times[key][r]
+            for i in range(per_round):
+                t0 = time.perf_counter()
+                fn()
+                out[i] = time.perf_counter() - t0
+    result = {}
+    for key, t in times.items():
+        medians = np.median(t, axis=1)
+        result[key] = (float(np.median(medians)), float(np.percentile(t, 99)), float(np.ptp(medians)))
+    return result
+
+
 def latency_rows(name, calls):
+    """Each setting's four timings (intra / inter path x gl.Decoder / _core) interleaved."""
     code = gl.codes.get(name)
     _, llr = frames(code, 16, EBN0_DB, seed=1)
     rows = []
     for algorithm, precision in CONFIGS:
         for early_stop in (False, True):
             for threads, batch in ((1, 1), (2, 2)):
-                for preset in ("latency", None):
-                    kwargs = dict(algorithm=algorithm, precision=precision, max_iterations=ITERATIONS,
-                                  early_stop=early_stop, threads=threads)
-                    dec = gl.Decoder(code, backend="cpu", **kwargs, **({"preset": preset} if preset else {}))
-                    x = llr[:batch]
-                    apis = {"gl.Decoder.decode": lambda: dec.decode(x),
-                            "gpuldpc._core.BinaryDecoder.decode": lambda: dec._impl._impl.decode(x, False)}
-                    for api, fn in apis.items():
-                        median, p99 = latency(fn, calls, warm_seconds=0.5)
-                        rows.append(dict(code=name, algorithm=algorithm, precision=precision,
-                                         iterations=ITERATIONS, early_stop=early_stop,
-                                         mean_iterations=float(dec.decode(x).iterations.mean()),
-                                         threads=threads, batch=batch, path=dec._impl.path(batch),
-                                         simd=dec._impl.simd, api=api, median_us=median * 1e6,
-                                         p99_us=p99 * 1e6))
+                x = llr[:batch]
+                kwargs = dict(algorithm=algorithm, precision=precision, max_iterations=ITERATIONS,
+                              early_stop=early_stop, threads=threads)
+                decoders = {preset: gl.Decoder(code, backend="cpu", **kwargs, **({"preset": preset} if preset else {}))
+                            for preset in ("latency", None)}
+                fns = {}
+                for preset, dec in decoders.items():
+                    fns[preset, "gl.Decoder.decode"] = lambda dec=dec: dec.decode(x)
+                    fns[preset, "gpuldpc._core.BinaryDecoder.decode"] = lambda dec=dec: dec._impl._impl.decode(x, False)
+                for (preset, api), (median, p99, spread) in interleaved_latency(fns, calls).items():
+                    dec = decoders[preset]
+                    rows.append(dict(code=name, algorithm=algorithm, precision=precision,
+                                     iterations=ITERATIONS, early_stop=early_stop,
+                                     mean_iterations=float(dec.decode(x).iterations.mean()),
+                                     threads=threads, batch=batch, path=dec._impl.path(batch),
+                                     simd=dec._impl.simd, api=api, median_us=median * 1e6,
+                                     p99_us=p99 * 1e6, spread_us=spread * 1e6))
     return rows
 
 
@@ -91,13 +128,14 @@ def fer_rows(name, count):
 
 def table(doc) -> str:
     out = [f"cpu latency, {doc['cpu']} ({os.cpu_count()} cores), SIMD {doc['simd']}, commit {doc['commit']}, "
-           f"{doc['date']}; median / p99 of {doc['calls']} calls",
+           f"{doc['date']}; median of {ROUNDS} interleaved round medians (spread: their range) / p99 of "
+           f"{doc['calls']} calls",
            f"{'code':15} {'alg':4} {'prec':7} {'es':3} {'thr':3} {'batch':5} {'path':12} {'api':35} {'it':>5} "
-           f"{'median us':>10} {'p99 us':>8}"]
+           f"{'median us':>10} {'p99 us':>8} {'spread us':>9}"]
     for r in doc["latency"]:
         out.append(f"{r['code']:15} {r['algorithm']:4} {r['precision']:7} {'on' if r['early_stop'] else 'off':3} {r['threads']:3} "
                    f"{r['batch']:5} {r['path']:12} {r['api']:35} {r['mean_iterations']:5.1f} "
-                   f"{r['median_us']:10.1f} {r['p99_us']:8.1f}")
+                   f"{r['median_us']:10.1f} {r['p99_us']:8.1f} {r['spread_us']:9.1f}")
     out.append("frame errors, same frames, both paths (nms, 10 it, early stop):")
     for r in doc["fer"]:
         out.append(f"  {r['code']} {r['precision']} {r['ebn0_db']} dB, {r['frames']} frames: {r['frame_errors']}")

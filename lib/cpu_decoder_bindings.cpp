@@ -87,13 +87,13 @@ py::ssize_t CheckLlr(const py::array& llr, std::initializer_list<py::ssize_t> ta
     throw py::type_error("llr must be a C-contiguous float32 numpy array (np.ascontiguousarray(llr, "
                          "dtype=np.float32)), got dtype " + std::string(py::str(llr.dtype())));
   }
-  std::string want = "[batch";
-  for (auto t : tail) want += ", " + std::to_string(t);
-  want += "]";
   bool ok = llr.ndim() == static_cast<py::ssize_t>(tail.size()) + 1;
   size_t i = 1;
   for (auto t : tail) ok = ok && llr.shape(i++) == t;
   if (!ok) {
+    std::string want = "[batch";
+    for (auto t : tail) want += ", " + std::to_string(t);
+    want += "]";
     std::string got = "(";
     for (py::ssize_t k = 0; k < llr.ndim(); ++k) got += (k ? ", " : "") + std::to_string(llr.shape(k));
     throw py::value_error("llr must have shape " + want + ", got " + got + ")");
@@ -103,14 +103,36 @@ py::ssize_t CheckLlr(const py::array& llr, std::initializer_list<py::ssize_t> ta
 
 using IndexArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-// Decodes llr [batch, ...] chunk by chunk on the pool with the GIL released;
+// The hard decisions' array [batch, n]: a new one, or `out` (the caller's, written in
+// place) after checking that it is a writeable C-contiguous uint8 array of that shape.
+py::array_t<uint8_t> BitsArray(const py::object& out, py::ssize_t batch, py::ssize_t n) {
+  if (out.is_none()) return py::array_t<uint8_t>({batch, n});
+  const std::string want = "(" + std::to_string(batch) + ", " + std::to_string(n) + ")";
+  if (!py::isinstance<py::array>(out)) {
+    throw py::value_error("out must be a C-contiguous uint8 array of shape " + want + ", got " +
+                          std::string(py::str(py::type::of(out).attr("__name__"))));
+  }
+  const auto a = py::reinterpret_borrow<py::array>(out);
+  if (!py::isinstance<py::array_t<uint8_t>>(a) || !(a.flags() & py::array::c_style) || a.ndim() != 2 ||
+      a.shape(0) != batch || a.shape(1) != n || !a.writeable()) {
+    std::string got = "(";
+    for (py::ssize_t k = 0; k < a.ndim(); ++k) got += (k ? ", " : "") + std::to_string(a.shape(k));
+    throw py::value_error("out must be a C-contiguous uint8 array of shape " + want + ", got " +
+                          std::string(py::str(a.dtype())) + " " + got + (a.ndim() == 1 ? ",)" : ")") +
+                          (a.writeable() ? "" : " (read-only)"));
+  }
+  return py::reinterpret_borrow<py::array_t<uint8_t>>(out);
+}
+
+// Decodes llr [batch, ...] chunk by chunk on the pool with the GIL released, the
+// decisions into `out` (None: a new array; BitsArray);
 // decode_chunk(in, frames, symbols, iterations, valid, bad_llr, soft, worker) does one chunk
 // (soft: nullptr, or the chunk's rows of a float32 array shaped like llr, with `soft`).
 // Non-finite LLRs are handled where each chunk loads them (cpu_bad_llr.hpp): no pass
 // here, and bad_llr flags the frames that held any.
 template <typename ChunkFn>
 py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size_t frame_llrs,
-                      size_t n, bool soft, ChunkFn decode_chunk) {
+                      size_t n, bool soft, const py::object& bits_out, ChunkFn decode_chunk) {
   const py::ssize_t batch = llr.shape(0);
   py::object soft_out = py::none();
   float* post = nullptr;
@@ -120,7 +142,7 @@ py::tuple DecodeBatch(ThreadPool& pool, size_t lanes, const py::array& llr, size
     post = a.mutable_data();
     soft_out = std::move(a);
   }
-  py::array_t<uint8_t> out({batch, static_cast<py::ssize_t>(n)});
+  py::array_t<uint8_t> out = BitsArray(bits_out, batch, static_cast<py::ssize_t>(n));
   py::array_t<int32_t> iterations(batch);
   py::array_t<bool> valid(batch);
   py::array_t<bool> bad_llr(batch);
@@ -182,7 +204,7 @@ class BinaryDecoder {
     if (intra_frames > 0) SetUpIntraFrame(base, z, intra_frames);
   }
 
-  py::tuple Decode(const py::array& llr, bool soft) {
+  py::tuple Decode(const py::array& llr, bool soft, const py::object& out) {
     const size_t batch = static_cast<size_t>(CheckLlr(llr, {rows_.n}));
     const size_t n = static_cast<size_t>(rows_.n);
     if (batch <= static_cast<size_t>(intra_frames_)) {
@@ -191,7 +213,7 @@ class BinaryDecoder {
       // spread over the pool (one frame per task) only when every worker gets two frames.
       const size_t frames_per_task =
           batch < 2 * static_cast<size_t>(pool_.threads()) ? std::max<size_t>(batch, 1) : 1;
-      return DecodeBatch(pool_, frames_per_task, llr, n, n, soft,
+      return DecodeBatch(pool_, frames_per_task, llr, n, n, soft, out,
                          [&](const float* in, size_t frames, uint8_t* bits, int32_t* it, uint8_t* ok,
                              uint8_t* bad, float* post, int worker) {
                            for (size_t f = 0; f < frames; ++f) {
@@ -201,7 +223,7 @@ class BinaryDecoder {
                            }
                          });
     }
-    return DecodeBatch(pool_, lanes_, llr, n, n, soft,
+    return DecodeBatch(pool_, lanes_, llr, n, n, soft, out,
                        [&](const float* in, size_t frames, uint8_t* bits, int32_t* it,
                            uint8_t* ok, uint8_t* bad, float* post, int worker) {
                          DecodeBinaryChunk(rows_, config_, in, frames, bits, it, ok, bad, post,
@@ -230,7 +252,7 @@ class BinaryDecoder {
       throw py::value_error(std::string("intra_frames > 0: ") + e.what());
     }
     for (int w = 0; w < pool_.threads(); ++w) {
-      intra_workspaces_.push_back(std::make_unique<IntraWorkspace>(layers_));
+      intra_workspaces_.push_back(std::make_unique<IntraWorkspace>(layers_, lanes_));
     }
     intra_frames_ = intra_frames;
   }
@@ -282,10 +304,10 @@ class NonBinaryDecoder {
     for (int w = 0; w < pool_.threads(); ++w) workspaces_.push_back(std::make_unique<NbWorkspace>(code_));
   }
 
-  py::tuple Decode(const py::array& llr, bool soft) {
+  py::tuple Decode(const py::array& llr, bool soft, const py::object& out) {
     CheckLlr(llr, {code_.rows.n, code_.q});
     const size_t n = static_cast<size_t>(code_.rows.n);
-    return DecodeBatch(pool_, lanes_, llr, n * code_.q, n, soft,
+    return DecodeBatch(pool_, lanes_, llr, n * code_.q, n, soft, out,
                        [&](const float* in, size_t frames, uint8_t* sym, int32_t* it,
                            uint8_t* ok, uint8_t* bad, float* post, int worker) {
                          DecodeNbChunk(code_, config_, in, frames, sym, it, ok, bad, post,
@@ -337,7 +359,8 @@ BinaryDecoder(n, indptr, indices, algorithm, schedule, precision, max_iterations
   at a time with the rows of a layer in the SIMD lanes (intra-frame path, 'nms'/'oms'
   layered; H must be the expansion of base [mb, nb] with lifting z;
   ValueError otherwise); 0 = always inter-frame.  Same numbers either way.
-decode(llr float32 [batch, n], positive = bit 0, soft=False) -> (bits uint8 [batch, n],
+decode(llr float32 [batch, n], positive = bit 0, soft=False, out=None) -> (bits uint8 [batch, n]
+  (`out` itself when given: a writeable C-contiguous uint8 array [batch, n], else ValueError),
   iterations int32 [batch], valid bool [batch], bad_llr bool [batch], posteriors float32
   [batch, n] with soft=True, else None: each frame's at its stop, in the input's sign,
   fixed point de-scaled by llr_scale); NaN LLRs are
@@ -351,7 +374,7 @@ decode(llr float32 [batch, n], positive = bit 0, soft=False) -> (bits uint8 [bat
            py::arg("early_stop"), py::arg("alpha"), py::arg("beta"), py::arg("llr_scale"),
            py::arg("threads"), py::arg("llr_sign") = 1.0f, py::arg("base") = py::none(),
            py::arg("z") = 0, py::arg("intra_frames") = 0)
-      .def("decode", &BinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false)
+      .def("decode", &BinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false, py::arg("out") = py::none())
       .def_property_readonly("lanes", &BinaryDecoder::lanes,
                              "Frames decoded together in one SIMD chunk")
       .def_property_readonly("threads", &BinaryDecoder::threads)
@@ -365,8 +388,8 @@ NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, earl
   n, q, indptr, indices: H's CSR structure; div, mul: int [edges, q] with
   div[e, a] = a / h_e and mul[e, a] = h_e * a over GF(q) (h_e = H.data[e]).
   schedule: 'layered' | 'flooding'; threads: worker threads, 0 = every core.
-decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely, soft=False) -> (symbols
-  uint8 [batch, n], iterations int32 [batch], valid bool [batch], bad_llr bool [batch],
+decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely, soft=False, out=None) -> (symbols
+  uint8 [batch, n] (`out` itself when given, as BinaryDecoder), iterations int32 [batch], valid bool [batch], bad_llr bool [batch],
   posterior costs float32 [batch, n, q] at each frame's stop with soft=True, else None);
   NaN/+-inf costs loaded by the rule of gpuldpc.bad_llr (as BinaryDecoder); GIL released.
 )doc")
@@ -375,7 +398,8 @@ decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely, soft=False) ->
            py::arg("n"), py::arg("q"), py::arg("indptr"), py::arg("indices"), py::arg("div"),
            py::arg("mul"), py::arg("schedule"), py::arg("max_iterations"), py::arg("early_stop"),
            py::arg("threads"))
-      .def("decode", &NonBinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false)
+      .def("decode", &NonBinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false,
+           py::arg("out") = py::none())
       .def_property_readonly("lanes", &NonBinaryDecoder::lanes,
                              "Frames decoded together in one SIMD chunk")
       .def_property_readonly("threads", &NonBinaryDecoder::threads);

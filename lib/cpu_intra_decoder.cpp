@@ -34,89 +34,40 @@ namespace cpu {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// (s + t) mod z for s, t < z.
-HWY_INLINE size_t Rotated(size_t s, size_t t, size_t z) { return s + t >= z ? s + t - z : s + t; }
-
-// Posterior accessor of MinSumRow for rows t..t+N-1 of one layer: edge e (the
-// layer's e-th nonzero block) reads post[start[e] + (shift[e] + t) mod z ..] (see
-// the layout above); `rows` masks the lanes that are rows of the code.
+// Posterior accessor of MinSumRow for one row group of a layer: edge e reads
+// post + off[e] and a store writes there and at the copies wrap[e] names (z away;
+// IntraWorkspace::offsets and wraps); `rows` masks the lanes that are rows of the code.
 template <class D>
 struct LayerPosteriors {
   hn::TFromD<D>* post;
-  const uint32_t* start;
-  const uint32_t* shift;
-  size_t t;
+  const uint32_t* off;
+  const uint8_t* wrap;
   size_t z;
   hn::Mask<D> rows;
 
-  HWY_INLINE hn::Vec<D> Load(D d, size_t e) const { return hn::LoadU(d, post + start[e] + Rotated(shift[e], t, z)); }
+  HWY_INLINE hn::Vec<D> Load(D d, size_t e) const { return hn::LoadU(d, post + off[e]); }
 
   HWY_INLINE void Store(D d, size_t e, hn::Vec<D> v) const {
-    const size_t o = Rotated(shift[e], t, z);
-    hn::TFromD<D>* p = post + start[e];
-    hn::BlendedStore(v, rows, d, p + o);
-    if (o + 1 < hn::Lanes(d)) hn::BlendedStore(v, rows, d, p + o + z);
-    if (o + hn::Lanes(d) > z) hn::BlendedStore(v, rows, d, p + o - z);
+    hn::TFromD<D>* p = post + off[e];
+    const uint8_t w = wrap[e];  // read before the stores, which may alias it
+    hn::BlendedStore(v, rows, d, p);
+    if (w & kIntraWrapHead) hn::BlendedStore(v, rows, d, p + z);
+    if (w & kIntraWrapCopy) hn::BlendedStore(v, rows, d, p - z);
   }
 };
 
-// MinSumRow (layered, float32) with R kept compressed, as the inter-frame kernels
-// of paper 004 (Algorithm 1) do: per row group the scaled magnitudes s1 = f(min1)
-// and s2 = f(min2) (`s12`, [2][N]), and per edge two lane masks (`masks`, [dc][2]
-// of `mask_bytes`): |Q| == min1 and the sign of R (parity xor Q).  R_old is rebuilt
-// as MinSumRow computes R_new (the same selects on the same values), so Q, the
-// posteriors and every decision are bit for bit those of the full message array;
-// it keeps 2N floats and 4N bits per row group instead of dc*N floats, so the
-// messages and the posteriors fit L1 together.  Float32 only: in fixed point the
-// stored R is L_new - Q after saturation, which the two magnitudes cannot rebuild.
-// kDc != 0: dc == kDc, a constant, so Q stays in registers (RowExtrinsics).
-template <size_t kDc, class D, class Posteriors>
-HWY_INLINE void MinSumRowCompressed(D d, size_t dc_runtime, const Posteriors& post, float* HWY_RESTRICT s12,
-                                    uint8_t* HWY_RESTRICT masks, size_t mask_bytes, float* HWY_RESTRICT q_buf,
-                                    const MagnitudeRule<D>& rule) {
-  const size_t N = hn::Lanes(d);
-  const size_t dc = kDc != 0 ? kDc : dc_runtime;
-  const hn::RebindToSigned<D> di;
-  const auto old1 = hn::Load(d, s12);
-  const auto old2 = hn::Load(d, s12 + N);
-  RowExtrinsics<kDc, D> qs{{}, q_buf};
-  TwoMins<D> m(d);
-  for (size_t e = 0; e < dc; ++e) {
-    const uint8_t* bits = masks + 2 * e * mask_bytes;
-    const auto mag = hn::IfThenElse(hn::LoadMaskBits(d, bits), old2, old1);
-    const auto r = hn::IfThenElse(hn::LoadMaskBits(d, bits + mask_bytes), hn::Neg(mag), mag);
-    const auto q = post.Load(d, e) - r;
-    qs.Put(d, e, q);
-    m.Add(q);
-  }
-  const auto s1 = rule.Apply(d, m.min1);
-  const auto s2 = rule.Apply(d, m.min2);
-  hn::Store(s1, d, s12);
-  hn::Store(s2, d, s12 + N);
-  for (size_t e = 0; e < dc; ++e) {
-    uint8_t* bits = masks + 2 * e * mask_bytes;
-    const auto q = qs.Get(d, e);
-    const auto is_min = hn::Eq(hn::Abs(q), m.min1);
-    const auto negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, hn::Xor(m.parity, q)), hn::Zero(di)));
-    hn::StoreMaskBits(d, is_min, bits);
-    hn::StoreMaskBits(d, negative, bits + mask_bytes);
-    const auto mag = hn::IfThenElse(is_min, s2, s1);
-    post.Store(d, e, q + hn::IfThenElse(negative, hn::Neg(mag), mag));
-  }
-}
-
 // Whether the hard decisions (sign bits of L) satisfy every check, layer by layer.
 template <class D>
-bool Satisfied(D d, const QcLayers& q, const hn::TFromD<D>* HWY_RESTRICT post, const uint32_t* start) {
-  const size_t N = hn::Lanes(d), z = static_cast<size_t>(q.z);
+bool Satisfied(D d, const QcLayers& q, const hn::TFromD<D>* HWY_RESTRICT post, const uint32_t* offsets) {
+  const size_t N = hn::Lanes(d), z = static_cast<size_t>(q.z), groups = IntraPaddedZ(z, N) / N;
   const hn::RebindToSigned<D> di;
   for (int i = 0; i < q.mb; ++i) {
-    for (size_t t = 0; t < z; t += N) {
+    const size_t e0 = q.layer_ptr[i], dc = q.layer_ptr[i + 1] - e0;
+    for (size_t g = 0; g < groups; ++g) {
+      const uint32_t* off = offsets + e0 * groups + g * dc;
       auto x = hn::Zero(di);
-      for (uint32_t e = q.layer_ptr[i]; e < q.layer_ptr[i + 1]; ++e) {
-        x = hn::Xor(x, hn::BitCast(di, hn::LoadU(d, post + start[e] + Rotated(q.shift[e], t, z))));
-      }
-      const auto odd = hn::And(hn::Lt(x, hn::Zero(di)), hn::FirstN(di, z - t));
+      for (size_t e = 0; e < dc; ++e) x = hn::Xor(x, hn::BitCast(di, hn::LoadU(d, post + off[e])));
+      const auto odd = hn::And(hn::Lt(x, hn::Zero(di)), hn::FirstN(di, z - g * N));
       if (!hn::AllFalse(di, odd)) return false;
     }
   }
@@ -137,8 +88,8 @@ void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, 
   T* post = reinterpret_cast<T*>(ws.posterior.get());
   T* msg = reinterpret_cast<T*>(ws.messages.get());
   T* q_buf = reinterpret_cast<T*>(ws.extrinsic.get());
-  uint32_t* start = ws.start.data();
-  for (size_t e = 0; e < q.block_col.size(); ++e) start[e] = q.block_col[e] * stride + N;
+  HWY_DASSERT(ws.lanes == N);
+  const uint32_t* offsets = ws.offsets.data();
 
   *bad_llr = 0;
   for (int j = 0; j < q.nb; ++j) {
@@ -148,17 +99,8 @@ void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, 
     std::copy(p, p + std::min(z, N - 1), p + z);
   }
   const MagnitudeRule<D> rule(d, cfg);
-  // float32: R compressed (MinSumRowCompressed), all +0.0 at first; else every R.
-  constexpr bool kCompressed = std::is_floating_point_v<T>;
-  const size_t groups = zp / N, mask_bytes = (N + 7) / 8;
-  float* s12 = reinterpret_cast<float*>(ws.compressed.get());
-  uint8_t* masks = ws.compressed.get() + IntraCompressedMaskOffset(q, N);
-  if constexpr (kCompressed) {
-    std::fill(s12, s12 + static_cast<size_t>(q.mb) * groups * 2 * N, 0.0f);
-    std::fill(masks, masks + q.block_col.size() * groups * 2 * mask_bytes, uint8_t{0});
-  } else {
-    std::fill(msg, msg + q.block_col.size() * zp, T{0});
-  }
+  const size_t groups = zp / N;
+  std::fill(msg, msg + q.block_col.size() * zp, T{0});
 
   *iterations = cfg.max_iterations;
   bool ok = false;
@@ -166,26 +108,21 @@ void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, 
     for (int i = 0; i < q.mb; ++i) {
       const uint32_t e0 = q.layer_ptr[i];
       const size_t dc = q.layer_ptr[i + 1] - e0;
-      for (size_t t = 0; t < z; t += N) {
-        const LayerPosteriors<D> rows{post, start + e0, q.shift.data() + e0, t, z, hn::FirstN(d, z - t)};
+      for (size_t g = 0; g < groups; ++g) {
+        const size_t k0 = e0 * groups + g * dc;
+        const LayerPosteriors<D> rows{post, offsets + k0, ws.wraps.data() + k0, z, hn::FirstN(d, z - g * N)};
         WithRowWeight<kIntraConstantRowWeight>(dc, [&](auto k) HWY_INLINE_LAMBDA {
-          if constexpr (kCompressed) {
-            const size_t g = t / N;
-            MinSumRowCompressed<decltype(k)::value>(d, dc, rows, s12 + (i * groups + g) * 2 * N,
-                                     masks + (e0 * groups + g * dc) * 2 * mask_bytes, mask_bytes, q_buf, rule);
-          } else {
-            MinSumRow<true, decltype(k)::value>(d, dc, rows, msg + e0 * zp + t, zp, q_buf, rule);
-          }
+          MinSumRow<true, decltype(k)::value>(d, dc, rows, msg + e0 * zp + g * N, zp, q_buf, rule);
         });
       }
     }
-    if (cfg.early_stop && Satisfied(d, q, post, start)) {
+    if (cfg.early_stop && Satisfied(d, q, post, offsets)) {
       *iterations = it;
       ok = true;
       break;
     }
   }
-  *valid = ok || Satisfied(d, q, post, start) ? 1 : 0;
+  *valid = ok || Satisfied(d, q, post, offsets) ? 1 : 0;
   for (int j = 0; j < q.nb; ++j) {
     const T* p = post + j * stride + N;
     for (size_t c = 0; c < z; ++c) bits[j * z + c] = p[c] < 0 ? 1 : 0;
@@ -262,24 +199,34 @@ bool IntraFrameSupports(const BinaryConfig& config) {
   return config.schedule == Schedule::kLayered && config.rule != BinaryRule::kSpa;
 }
 
-IntraWorkspace::IntraWorkspace(const QcLayers& layers)
-    : clean(static_cast<size_t>(layers.z)), start(layers.block_col.size()) {
+IntraWorkspace::IntraWorkspace(const QcLayers& layers, size_t lanes)
+    : clean(static_cast<size_t>(layers.z)), lanes(lanes) {
   // Sized for the most lanes (int8 AVX-512) in the widest type (float32).
   const size_t z = static_cast<size_t>(layers.z);
   const size_t post_bytes = static_cast<size_t>(layers.nb) * IntraColumnStride(z, kIntraMaxLanes) * sizeof(float);
   const size_t msg_bytes = std::max<size_t>(layers.block_col.size(), 1) * IntraPaddedZ(z, kIntraMaxLanes) * sizeof(float);
   const size_t q_bytes = static_cast<size_t>(std::max(layers.max_layer_weight, 1)) * kIntraMaxVectorBytes;
-  size_t cmp_bytes = 0;  // the compressed float32 R: for any float32 lane count
-  for (size_t lanes = 1; lanes <= kIntraMaxVectorBytes / sizeof(float); lanes *= 2) {
-    cmp_bytes = std::max(cmp_bytes, IntraCompressedBytes(layers, lanes));
-  }
   posterior = hwy::AllocateAligned<uint8_t>(post_bytes);
-  compressed = hwy::AllocateAligned<uint8_t>(cmp_bytes);
   messages = hwy::AllocateAligned<uint8_t>(msg_bytes);
   extrinsic = hwy::AllocateAligned<uint8_t>(q_bytes);
-  if (!posterior || !messages || !extrinsic || !compressed) throw std::bad_alloc();
+  if (!posterior || !messages || !extrinsic) throw std::bad_alloc();
   std::memset(posterior.get(), 0, post_bytes);  // the pads: finite
   std::memset(extrinsic.get(), 0, q_bytes);
+  // Where each row group reads each block column, and the copies its stores also write.
+  const size_t groups = IntraPaddedZ(z, lanes) / lanes, stride = IntraColumnStride(z, lanes);
+  offsets.resize(layers.block_col.size() * groups);
+  wraps.resize(offsets.size());
+  for (int i = 0; i < layers.mb; ++i) {
+    const size_t e0 = layers.layer_ptr[i], dc = layers.layer_ptr[i + 1] - e0;
+    for (size_t g = 0; g < groups; ++g) {
+      for (size_t e = 0; e < dc; ++e) {
+        const size_t s = layers.shift[e0 + e] + g * lanes, o = s >= z ? s - z : s;  // (shift + t) mod z
+        const size_t k = e0 * groups + g * dc + e;
+        offsets[k] = static_cast<uint32_t>(layers.block_col[e0 + e] * stride + lanes + o);
+        wraps[k] = static_cast<uint8_t>((o + 1 < lanes ? kIntraWrapHead : 0) | (o + lanes > z ? kIntraWrapCopy : 0));
+      }
+    }
+  }
 }
 
 void DecodeBinaryFrame(const QcLayers& layers, const BinaryConfig& config, const float* llr,

@@ -58,27 +58,25 @@ constexpr size_t kIntraMaxVectorBytes = 64;  // AVX-512
 inline size_t IntraPaddedZ(size_t z, size_t lanes) { return (z + lanes - 1) / lanes * lanes; }
 inline size_t IntraColumnStride(size_t z, size_t lanes) { return lanes + z + 2 * lanes; }
 
-// The compressed float32 R for `lanes` lanes (lib/cpu_intra_decoder.cpp,
-// MinSumRowCompressed): [mb][z / lanes][2][lanes] floats (s1, s2), then, from the
-// offset, [blocks][z / lanes][2] lane masks of (lanes + 7) / 8 bytes, and the 8
-// bytes LoadMaskBits may read past the last.
-inline size_t IntraCompressedMaskOffset(const QcLayers& q, size_t lanes) {
-  return (static_cast<size_t>(q.mb) * IntraPaddedZ(static_cast<size_t>(q.z), lanes) * 2 * sizeof(float) + 63) / 64 * 64;
-}
-inline size_t IntraCompressedBytes(const QcLayers& q, size_t lanes) {
-  const size_t groups = IntraPaddedZ(static_cast<size_t>(q.z), lanes) / lanes;
-  return IntraCompressedMaskOffset(q, lanes) + q.block_col.size() * groups * 2 * ((lanes + 7) / 8) + 8;
-}
+// Which copies of a block column's posteriors a vector store at offset o (rows t..t+N-1,
+// o = (shift + t) mod z) must also write (lib/cpu_intra_decoder.cpp, the layout):
+// o + 1 < N: it touched the head, whose copy lies z further; o + N > z: it ran into the
+// copy, whose head lies z before.
+enum IntraWrap : uint8_t { kIntraWrapHead = 1, kIntraWrapCopy = 2 };
 
-// Per-thread scratch for one frame.
+// Per-thread scratch for one frame, for `lanes` SIMD lanes (BinaryLanes(precision)).
 struct IntraWorkspace {
-  explicit IntraWorkspace(const QcLayers& layers);
+  IntraWorkspace(const QcLayers& layers, size_t lanes);
   hwy::AlignedFreeUniquePtr<uint8_t[]> posterior;  // [nb][column stride]: L_j and its head, padded
-  hwy::AlignedFreeUniquePtr<uint8_t[]> messages;   // [blocks][z rounded up to the lanes]: R (int8/int16)
-  hwy::AlignedFreeUniquePtr<uint8_t[]> compressed; // float32's R, compressed (IntraCompressedBytes)
+  hwy::AlignedFreeUniquePtr<uint8_t[]> messages;   // [blocks][z rounded up to the lanes]: R
   hwy::AlignedFreeUniquePtr<uint8_t[]> extrinsic;  // [max_layer_weight][lanes]: a row group's Q
   std::vector<float> clean;                      // [z]: a block column's LLRs after the bad-LLR rule
-  std::vector<uint32_t> start;                   // [blocks]: offset of the block column's first copy
+  size_t lanes;
+  // Per block and row group g (layer i's edge e at layer_ptr[i] * groups + g * dc + e):
+  // where rows g*N.. read the edge's block column j, the offset of
+  // its (shift + g*N) mod z in `posterior`, and the copies a store there also writes.
+  std::vector<uint32_t> offsets;
+  std::vector<uint8_t> wraps;                    // IntraWrap bits
 };
 
 // Decodes one frame llr[n] (float32, n = nb*z) into bits[n], *iterations, *valid,

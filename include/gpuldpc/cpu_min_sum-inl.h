@@ -106,6 +106,18 @@ HWY_INLINE V ScaleFixed(D d, V m, uint32_t a) {
 #endif
 }
 
+// mag (>= 0, sign bit clear) with the sign bit of `sign`: -mag where sign's is set.  float32:
+// the bit copied (CopySignToAbs, one AVX-512 ternary-logic op), the same bits as -mag (Neg
+// flips the sign bit); fixed point: a select of -mag (exact: the range is symmetric).
+template <class D, class V>
+HWY_INLINE V SignedMagnitude(D /* tag */, V mag, V sign) {
+  if constexpr (std::is_floating_point_v<hn::TFromD<D>>) {
+    return hn::CopySignToAbs(mag, sign);
+  } else {
+    return hn::IfNegativeThenElse(sign, hn::Neg(mag), mag);
+  }
+}
+
 // The check-node magnitude rule applied to a row's min1 / min2.
 template <class D>
 struct MagnitudeRule {
@@ -237,7 +249,7 @@ HWY_INLINE void MinSumRow(D d, size_t dc_runtime, const Posteriors& post, T* HWY
   for (size_t e = 0; e < dc; ++e) {
     const auto q = qs.Get(d, e);
     const auto mag = hn::IfThenElse(hn::Eq(hn::Abs(q), m.min1), s2, s1);
-    const auto rn = hn::IfNegativeThenElse(hn::Xor(m.parity, q), hn::Neg(mag), mag);
+    const auto rn = SignedMagnitude(d, mag, hn::Xor(m.parity, q));
     if constexpr (kLayered && !std::is_floating_point_v<T>) {
       // Store the increment that survived saturation, L_new - Q (|.| <= |R_new|),
       // so that the next Q = L - R of this row undoes exactly what was added.

@@ -48,6 +48,14 @@ class DecodeResult(NamedTuple):
     llr: np.ndarray | None = None
 
 
+def info_index(code):
+    """Where ``DecodeResult.info`` lies in ``bits[:, ...]``: ``slice(0, k)`` when the
+    information positions are ``0..k-1`` (a view), else the positions (a copy)."""
+    pos = code.info_positions
+    # pos is sorted: it is 0..k-1 exactly when its last entry is k-1.
+    return slice(0, code.k) if pos[-1] == code.k - 1 else pos
+
+
 def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray,
                 bad_llr: np.ndarray | None = None, out: np.ndarray | None = None,
                 llr: np.ndarray | None = None) -> DecodeResult:
@@ -61,9 +69,7 @@ def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarra
         np.copyto(out, bits)
         bits = out
     bits = np.ascontiguousarray(bits, dtype=np.uint8)
-    pos = code.info_positions
-    # pos is sorted: it is 0..k-1 exactly when its last entry is k-1.
-    info = bits[:, :code.k] if pos[-1] == code.k - 1 else bits[:, pos]
+    info = bits[:, info_index(code)]
     bad = np.zeros(bits.shape[0], bool) if bad_llr is None else np.asarray(bad_llr, dtype=bool)
     return DecodeResult(bits, info, np.asarray(iterations, dtype=np.int32), np.asarray(valid, dtype=bool), bad,
                         llr)

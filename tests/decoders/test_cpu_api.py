@@ -1,4 +1,5 @@
 """cpu backend: front door, input checking, threads and batch shapes."""
+import re
 import threading
 
 import numpy as np
@@ -99,6 +100,34 @@ def test_compiled_decoder_checks_dtype_and_shape(wimax):
         impl.decode(np.zeros((1, 576), np.float64))
     with pytest.raises(ValueError, match=r"shape \[batch, 576\], got \(1, 577\)"):
         impl.decode(np.zeros((1, 577), np.float32))
+
+
+@pytest.mark.parametrize("preset", [{}, {"preset": "latency"}])
+def test_decisions_go_into_out_where_given(wimax, preset):
+    """The C++ call writes the bits into the caller's ``out`` (both paths) and checks it: a
+    writeable C-contiguous uint8 array [batch, n], else ValueError naming ``out``."""
+    code, _, llr = wimax
+    dec = gl.Decoder(code, backend="cpu", threads=1, **preset)
+    frames = llr[:3]
+    want = dec.decode(frames)
+    out = np.full((3, code.n), 7, np.uint8)
+    got = dec.decode(frames, out=out)
+    assert got.bits is out and got.info.base is out
+    np.testing.assert_array_equal(out, want.bits)
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+    bits, iterations, valid, bad, soft = dec._impl._impl.decode(frames, False, out)
+    assert bits is out and soft is None and valid.tolist() == want.valid.tolist()
+    read_only = np.zeros((3, code.n), np.uint8)
+    read_only.flags.writeable = False
+    for wrong, got_text in ((np.zeros((3, code.n), np.int32), "int32 (3, 576)"),
+                            (np.zeros((code.n, 3), np.uint8).T, "uint8 (3, 576)"),
+                            (np.zeros((2, code.n), np.uint8), "uint8 (2, 576)"),
+                            (np.zeros(3 * code.n, np.uint8), "uint8 (1728,)"),
+                            (read_only, "uint8 (3, 576) (read-only)"),
+                            ([[0] * code.n] * 3, "list")):
+        with pytest.raises(ValueError, match=re.escape("out must be a C-contiguous uint8 array of shape "
+                                                       f"(3, 576), got {got_text}")):
+            dec.decode(frames, out=wrong)
 
 
 def test_bad_settings_raise_clear_errors(wimax):

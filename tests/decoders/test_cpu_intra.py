@@ -158,3 +158,26 @@ def test_compiled_decoder_refuses_what_the_intra_frame_path_cannot_run():
         _compiled(code, shifted, code.z)
     with pytest.raises(ValueError, match="not the base matrix's"):
         _compiled(code, base, code.z + 4)
+
+
+@pytest.mark.parametrize("precision", ["float32", "int16", "int8"])
+@pytest.mark.parametrize("name", ["wimax-2304-1/2", "wifi-1944-1/2"])
+def test_frame_errors_equal_the_inter_frame_decoders_on_300_noisy_frames(name, precision):
+    """Issue 17's CPU target asks for the inter-frame decoder's FER: 300 frames in the
+    waterfall (1.5 dB), 10 iterations, early stop, decoded one call per frame on the
+    intra-frame path and as one batch on the inter-frame path: the same bits, iterations and
+    flags frame for frame, so the same frame errors (some, not all)."""
+    code = gl.codes.get(name)
+    rng = np.random.default_rng(17)
+    words = code.encode(rng.integers(0, 2, (300, code.k), dtype=np.uint8))
+    llr = channel.transmit(code, words, 1.5, rng)
+    kwargs = dict(precision=precision, max_iterations=10, threads=1)
+    intra = gl.Decoder(code, backend="cpu", preset="latency", **kwargs)
+    assert intra._impl.path(1) == "intra-frame"
+    frames = [intra.decode(frame) for frame in llr]
+    want = gl.Decoder(code, backend="cpu", **kwargs).decode(llr)
+    for field in ("bits", "iterations", "valid"):
+        np.testing.assert_array_equal(np.concatenate([getattr(f, field) for f in frames]), getattr(want, field),
+                                      err_msg=field)
+    errors = (want.bits != words).any(axis=1).sum()
+    assert 10 < errors < 290

@@ -58,7 +58,7 @@ import numpy as np
 
 from .. import _native, int4
 from ..errors import BackendUnavailable
-from ..result import make_result
+from ..result import DecodeResult, info_index
 from ..soft import normalized_costs
 
 DEFAULT_LLR_SCALE = {"float32": 1.0, "int16": 64.0, "int8": 6.0}
@@ -117,6 +117,7 @@ class CpuDecoder:
         self._impl = impl
         self.simd = simd
         self._soft = bool(soft)
+        self._info = info_index(code)
         self.applies_llr_sign = code.is_binary   # gl.Decoder(positive_llr_bit=1): the C++ load negates
 
     @property
@@ -145,11 +146,15 @@ class CpuDecoder:
 
     def decode(self, llr: np.ndarray, out=None):
         """Decode the batch; NaN / +-inf LLRs are loaded by the rule of :mod:`gpuldpc.bad_llr`
-        in the C++ load of each chunk (no pass here) and their frames flagged in ``bad_llr``."""
-        bits, iterations, valid, bad, post = self._impl.decode(llr, self._soft)
+        in the C++ load of each chunk (no pass here) and their frames flagged in ``bad_llr``.
+
+        The C++ call does the rest of :func:`gpuldpc.result.make_result`'s work: it returns
+        the arrays in their dtypes and writes the decisions into ``out`` (checked there)
+        when given, so that a lone frame costs little more than its decoding."""
+        bits, iterations, valid, bad, post = self._impl.decode(llr, self._soft, out)
         if post is not None and not self.code.is_binary:
             post = normalized_costs(post)
-        return make_result(self.code, bits, iterations, valid, bad, out, post)
+        return DecodeResult(bits, bits[:, self._info], iterations, valid, bad, post)
 
 
 def intra_frames(code, settings, lanes: int, threads: int) -> int:

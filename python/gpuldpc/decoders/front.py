@@ -387,7 +387,7 @@ class Decoder:
     def _finish(self, res: DecodeResult, arr=None) -> DecodeResult:
         """The ``on_bad_llr`` policy on a backend's result; the soft output in the caller's sign
         (``arr``: the LLRs the backend decoded, for ``"extrinsic"``)."""
-        if self._raise and np.count_nonzero(res.bad_llr):      # (a third of ndarray.any's cost)
+        if self._raise and 1 in res.bad_llr.tobytes():      # bool flags: memchr, 1/7 of np.count_nonzero
             bad_llr.check(self.code.name, res.bad_llr)
         if self._soft and res.llr is not None:
             llr = res.llr
