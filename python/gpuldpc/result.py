@@ -49,11 +49,12 @@ class DecodeResult(NamedTuple):
 
 
 def info_index(code):
-    """Where ``DecodeResult.info`` lies in ``bits[:, ...]``: ``slice(0, k)`` when the
-    information positions are ``0..k-1`` (a view), else the positions (a copy)."""
-    pos = code.info_positions
-    # pos is sorted: it is 0..k-1 exactly when its last entry is k-1.
-    return slice(0, code.k) if pos[-1] == code.k - 1 else pos
+    """Where ``DecodeResult.info`` lies in ``bits[:, ...]``: the information positions
+    (``code.info_positions``; a shaped code's, ``code.decoded_info``, index its decoded
+    positions), as a slice when they are a run (a view), else as the positions (a copy)."""
+    pos = np.asarray(getattr(code, "decoded_info", code.info_positions))
+    first = int(pos[0]) if pos.size else 0
+    return slice(first, first + pos.size) if np.array_equal(pos, np.arange(first, first + pos.size)) else pos
 
 
 def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray,

@@ -66,6 +66,7 @@ import numpy as np
 
 from ..bad_llr import LLR_SATURATION
 from ..float16 import FLOAT16_MAX
+from ..result import info_index
 from ..row_copy import by_rows
 from .code import Code
 from .qc import qc_expand
@@ -572,9 +573,7 @@ class ShapedBackend:
         self._dtype = self.llr_dtypes[0]
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
-        first = int(self._info_index[0]) if code.k else 0
-        run = np.array_equal(self._info_index, np.arange(first, first + code.k))
-        self._info_run = slice(first, first + code.k) if run else None   # a view, no copy
+        self._info_at = info_index(code)           # a slice (a view, no copy) where it can be
         if hasattr(impl, "submit") and hasattr(impl, "result"):
             self.submit, self.result = self._submit, self._result
         if self.on_device:
@@ -587,7 +586,7 @@ class ShapedBackend:
     def _info(self, res):
         bits, k = res.bits, self._code.k
         if bits.shape[1] == self._n:                       # unpacked bits
-            return res._replace(info=bits[:, self._info_run] if self._info_run is not None else bits[:, self._info_index])
+            return res._replace(info=bits[:, self._info_at])
         unpacked = np.unpackbits(bits, axis=1, count=self._n)   # packed bits (cuda option)
         return res._replace(info=np.packbits(unpacked[:, self._info_index], axis=1))
 

@@ -50,6 +50,7 @@ from .. import bad_llr, device_arrays
 from ..codes import get as get_code
 from ..codes.shaping import ShapedCode
 from ..mixed_result import MixedDecodeResult
+from ..result import info_index
 from ..row_copy import gather_rows, scatter_rows
 from ..settings import check_choice
 from .front import Decoder
@@ -59,14 +60,6 @@ def _input_width(code) -> int:
     """LLRs a frame of ``code`` takes in a row: ``n`` (a shaped code: its ``n`` = E
     transmitted LLRs), GF(q): the ``n*m`` bit LLRs of its binary image."""
     return code.n if code.is_binary else code.n * code.bits_per_symbol
-
-
-def _info_positions(code):
-    """Where ``code``'s information lies in ``DecodeResult.bits``: a slice for a run (every
-    systematic code), else an index array."""
-    pos = np.asarray(code.decoded_info if isinstance(code, ShapedCode) else code.info_positions)
-    first = int(pos[0]) if pos.size else 0
-    return slice(first, first + pos.size) if np.array_equal(pos, np.arange(first, first + pos.size)) else pos
 
 
 def _bits_width(code) -> int:
@@ -137,7 +130,7 @@ class MixedDecoder:
         self._soft = options.get("soft_output") is not None
         self._in_width = np.array([_input_width(c) for c in codes], np.int64)
         self._widths = (np.array([_bits_width(c) for c in codes], np.int32), np.array([c.k for c in codes], np.int32))
-        self._info = tuple(_info_positions(c) for c in codes)
+        self._info = tuple(info_index(c) for c in codes)
         self._pieces = tuple(piece_frames or max(d.preferred_batch("latency"), d.preferred_batch("throughput") // 8)
                              for d in self.decoders)
         self._lock = threading.Lock()
