@@ -19,7 +19,8 @@ change.  A burst carries its own length, so the PDU path is the way for variable
 """
 from __future__ import annotations
 
-from .decoders.mixed import code_position
+import numpy as np
+
 from .streaming import load_code
 
 KEY = "ldpc_code"
@@ -77,6 +78,19 @@ class CodeSwitch:
             close = getattr(worker, "close", None)
             if close is not None:
                 close()
+
+
+def code_position(names, key) -> int:
+    """Index of ``key`` in the code names ``names``: ``key`` a name (str or bytes) or an index
+    (an integer 0..len-1); ValueError naming the choices otherwise."""
+    if isinstance(key, bytes):
+        key = key.decode("utf-8", "replace")
+    if isinstance(key, str):
+        if key in names:
+            return names.index(key)
+    elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(names):
+        return int(key)
+    raise ValueError(f"ldpc_code={key!r} is neither one of the codes {list(names)} nor an index 0..{len(names) - 1}")
 
 
 def merged_stats(decoders) -> dict:

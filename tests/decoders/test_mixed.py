@@ -7,7 +7,7 @@ import pytest
 
 import gpuldpc as gl
 from gpuldpc import channel, gf
-from gpuldpc.decoders.mixed import code_position
+from gpuldpc.code_switch import code_position
 
 NAMES = ("wimax-2304-1/2", "wimax-2304-5/6", "wifi-1944-2/3")
 EBN0_DB = (1.8, 4.0, 2.6)          # waterfalls: frames stop early, late and never

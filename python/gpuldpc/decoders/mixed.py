@@ -321,11 +321,6 @@ class MixedDecoder:
                          "contain NaN or infinite values; gl.MixedDecoder(..., on_bad_llr='erase') decodes them "
                          "as erasures instead")
 
-    def index(self, key) -> int:
-        """The position in ``codes`` of a code given by name or by index (``ldpc_code`` metadata);
-        ValueError naming the codes for anything else."""
-        return code_position([c.name for c in self.codes], key)
-
     def close(self):
         """Release every decoder's resources, the input buffers and the cuda path's device buffers."""
         self._buffers = [None] * len(self.codes)
@@ -354,16 +349,3 @@ def _gathers_on_gpu(codes, backends, options) -> bool:
     return (all(b == "cuda" for b in backends) and options.get("soft_output") is None
             and not any(isinstance(c, ShapedCode) for c in codes)
             and not (options.get("positive_llr_bit", 0) == 1 and not all(c.is_binary for c in codes)))
-
-
-def code_position(names, key) -> int:
-    """Index of ``key`` in the code names ``names``: ``key`` a name (str or bytes) or an index
-    (an integer 0..len-1); ValueError naming the choices otherwise."""
-    if isinstance(key, bytes):
-        key = key.decode("utf-8", "replace")
-    if isinstance(key, str):
-        if key in names:
-            return names.index(key)
-    elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < len(names):
-        return int(key)
-    raise ValueError(f"ldpc_code={key!r} is neither one of the codes {list(names)} nor an index 0..{len(names) - 1}")
