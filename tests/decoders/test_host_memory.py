@@ -1,6 +1,6 @@
 """The bookkeeping of gpuldpc.cuda.host_memory without a GPU: the registry of caller arrays
-(one range per owner, undone when the owner dies; foreign, small, large, refused memory
-staged) and the result pool
+(an owner registered on its second call, as one range, undone when the owner dies; foreign,
+small, large, refused memory staged) and the result pool
 (blocks reused once every array made from them is gone, waited for when dropped
 uncollected, ordinary memory past the limit).  The driver calls are recorded by fakes."""
 import contextlib
@@ -51,15 +51,26 @@ def registry(monkeypatch):
     return reg
 
 
-def test_an_owner_is_registered_once_as_one_range_until_it_dies(registry):
+def test_an_owner_is_registered_on_its_second_call_once_as_one_range_until_it_dies(registry):
     frames = np.zeros((3000, 2304), np.float32)               # 27.6 MB
-    assert registry.pin(frames[1000:2000]) and registry.pin(frames[:10]) and registry.pin(frames)
+    assert not registry.pin(frames[1000:2000])                 # first seen: staged, not registered
+    assert not registry.lib.registered and registry.registered_bytes(frames) == 0
+    assert registry.pin(frames[:10]) and registry.pin(frames)  # handed in again
     (address, nbytes), = registry.lib.registered               # one range: exactly the owner's bytes
     assert (address, nbytes) == (frames.ctypes.data, frames.nbytes)
     assert registry.registered_bytes(frames) == nbytes
     del frames
     gc.collect()
     assert registry.lib.unregistered == [address]              # undone when the owner died
+
+
+def test_an_owner_seen_once_is_forgotten_when_it_dies(registry):
+    for _ in range(3):                                         # a fresh array every call
+        frames = np.zeros((3000, 2304), np.float32)
+        assert not registry.pin(frames)
+        del frames
+        gc.collect()
+    assert not registry.lib.registered and not registry.lib.unregistered and not registry._ranges
 
 
 def test_foreign_small_large_and_refused_memory_is_staged(registry):
@@ -71,7 +82,7 @@ def test_foreign_small_large_and_refused_memory_is_staged(registry):
     registry.limit_bytes = 1 << 30
     frames = np.zeros((2000, 2304), np.float32)
     registry.lib.refuse.add(frames.ctypes.data)
-    assert not registry.pin(frames[:10])                       # refused ...
+    assert not registry.pin(frames[:10]) and not registry.pin(frames[:10])   # seen, then refused ...
     assert not registry.pin(frames[-10:]) and not registry.lib.registered   # ... and not tried again
     assert registry.lib.unregistered == [] and not registry.lib.registered
     assert not foreign.flags.owndata and registry.registered_bytes(frames) == 0
@@ -130,3 +141,28 @@ def test_a_dropped_block_waits_for_its_streams_and_pageable_past_the_limit(pool)
     extra = pool.take(1 << 20, [])
     assert pool.pageable_blocks == 1 and extra.nbytes == 1 << 20 and len(kept) == 2
     assert pool.made == [1 << 20, 1 << 20]
+
+
+@pytest.mark.parametrize("rows, threads", [(3000, 4), (10, 4), (3000, 1)])
+def test_a_background_copy_is_ready_where_waited_for_and_converts(rows, threads):
+    from gpuldpc.row_copy import BackgroundCopy
+
+    src = np.random.default_rng(rows).normal(size=(rows, 2304))        # float64: converted
+    dst = np.zeros((rows, 2304), np.float32)
+    copy = BackgroundCopy(dst, src, threads)
+    copy.wait(0, 1)
+    np.testing.assert_array_equal(dst[0], src[0].astype(np.float32))
+    copy.wait(rows // 2, rows)
+    copy.wait()
+    np.testing.assert_array_equal(dst, src.astype(np.float32))
+    assert copy.steps == (-(-rows // copy.step)) and (rows < 1000 or copy.steps > 1)
+
+
+def test_a_background_copy_raises_its_failure_in_the_waiting_thread():
+    from gpuldpc.row_copy import BackgroundCopy
+
+    src = np.zeros((3000, 2304), np.float32)
+    dst = np.zeros((3000, 2304), np.int8)                              # float -> int8: not a same-kind cast
+    copy = BackgroundCopy(dst, src, 4)
+    with pytest.raises(TypeError, match="same_kind"):
+        copy.wait(2000, 3000)

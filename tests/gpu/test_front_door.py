@@ -2,7 +2,7 @@
 
 Results land once in pooled page-locked blocks that the returned arrays are (and a kept
 result is never overwritten by a later call); a numpy array handed in again is registered
-in place; tickets overlap and come back in any order; NaN frames are found by the kernels'
+in place, other input staged in the background, chunk by chunk; tickets overlap and come back in any order; NaN frames are found by the kernels'
 LLR load, in the middle of a multi-stream batch, and raised or erased by the policy; a
 decoder used from several threads survives one thread's bad call.
 """
@@ -39,11 +39,13 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     _same(got, want)
     assert cuda.is_pinned(got.bits) and cuda.is_pinned(got.iterations)      # landed once, by DMA
     registry = dec._impl.decoder.engines[0].registry
-    assert registry.registered_bytes(llr) >= llr.nbytes     # registered in place, one range
+    assert registry.registered_bytes(llr) == 0      # first call: staged in the background
     pinned = dec.pinned_llr(1500)
     pinned[:] = llr
     _same(dec.decode(pinned), want)
-    _same(dec.decode(llr), want)                     # handed in again: nothing more to register
+    _same(dec.decode(llr), want)                     # handed in again: registered in place, one range
+    assert registry.registered_bytes(llr) >= llr.nbytes
+    _same(dec.decode(llr), want)
     drv = cuda.driver()                              # other CUDA copies of the array still work,
     with dec._impl.decoder.engines[0].ctx.active():  # and of new arrays that may share its pages
         dev = drv.mem_alloc(llr.nbytes)
@@ -56,6 +58,25 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
     del llr
     gc.collect()
     assert key not in registry._ranges               # unregistered before NumPy freed it
+
+
+@pytest.mark.parametrize("preset", ["throughput", "latency"])
+def test_input_staged_in_the_background_step_by_step(cuda, frames, reference, monkeypatch, preset):
+    """A foreign buffer and a float32 array seen for the first time are staged by the copy
+    threads in steps (here of 64 KiB: many steps a chunk, chunks waiting for steps) while the
+    chunks before go to the GPU: the results are the reference's, through decode and submit."""
+    from gpuldpc import row_copy
+
+    monkeypatch.setattr(row_copy, "STEP_BYTES", 1 << 16)
+    code = gl.codes.get(WIMAX)
+    _, llr = frames(code, 2.0, 1300, seed=23)
+    want = reference(code, llr)
+    foreign = np.frombuffer(bytearray(llr.tobytes()), np.float32).reshape(llr.shape)
+    opts = dict(streams=3, chunk_frames=200) if preset == "throughput" else dict(preset="latency")
+    dec = _decoder(cuda, **opts)
+    _same(dec.decode(foreign), want)
+    _same(dec.submit(foreign).result(), want)
+    _same(dec.decode(llr.copy()), want)
 
 
 def test_a_kept_result_is_never_overwritten(cuda, frames):

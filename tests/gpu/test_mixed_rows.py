@@ -1,7 +1,7 @@
-"""The cuda path of gl.MixedDecoder without a GPU (runs everywhere): the index tables of the
-pieces (gpuldpc.cuda.mixed_pipeline.piece_rows), followed through the kernels' gather and
+"""The cuda path of gl.MixedDecoder without a GPU (runs everywhere): the index tables of a
+call (gpuldpc.cuda.mixed_pipeline.call_tables), followed through the kernels' gather and
 scatter in NumPy, put every frame back at its input position; the vector width of the copy
-kernels; which MixedDecoders take the cuda path."""
+kernels; which MixedDecoders take the cuda path; the pipeline with host memory for the GPU."""
 import contextlib
 import ctypes
 
@@ -9,19 +9,21 @@ import numpy as np
 import pytest
 
 import gpuldpc as gl
-from gpuldpc.cuda.mixed_pipeline import piece_rows
+from gpuldpc.cuda.mixed_pipeline import call_tables
 from gpuldpc.cuda.mixed_rows import vector_bytes
 from gpuldpc.decoders.mixed import _gathers_on_gpu
 
 
-def test_a_piece_table_groups_positions_by_code_in_input_order():
-    rows, parts = piece_rows(np.array([2, 0, 1, 0, 2, 2, 0]), 4)
-    assert rows.dtype == np.int32
-    np.testing.assert_array_equal(rows, [1, 3, 6, 2, 0, 4, 5])
-    assert parts == [(0, 0, 3), (1, 3, 1), (2, 4, 3)]     # code 3 has no frames: no part
-    rows, parts = piece_rows(np.array([1, 1]), 2)
-    np.testing.assert_array_equal(rows, [0, 1])
-    assert parts == [(1, 0, 2)]
+def test_the_call_tables_group_each_piece_by_code_in_input_order():
+    order, counts = call_tables(np.array([2, 0, 1, 0, 2, 2, 0]), 4, 7)
+    np.testing.assert_array_equal(order, [1, 3, 6, 2, 0, 4, 5])
+    np.testing.assert_array_equal(counts, [[3, 1, 3, 0]])          # code 3 has no frames
+    order, counts = call_tables(np.array([2, 0, 1, 0, 2, 2, 0]), 3, 3)
+    np.testing.assert_array_equal(order, [1, 2, 0, 3, 4, 5, 6])     # pieces 0..2, 3..5, 6
+    np.testing.assert_array_equal(counts, [[1, 1, 1], [1, 0, 2], [1, 0, 0]])
+    order, counts = call_tables(np.zeros(40000, np.int64), 1, 1)    # 40000 pieces: a wider sort key
+    np.testing.assert_array_equal(order, np.arange(40000))
+    assert counts.shape == (40000, 1) and (counts == 1).all()
 
 
 @pytest.mark.parametrize("frames, piece", [(1000, 128), (1000, 1000), (1000, 1), (7, 3)])
@@ -35,16 +37,20 @@ def test_gather_and_scatter_through_the_tables_restore_input_order(frames, piece
     idx = rng.choice(3, frames, p=[0.5, 0.25, 0.25])
     mixed = rng.integers(0, 256, (frames, 24), dtype=np.uint8)
     out = np.zeros((frames, 24), np.uint8)
-    for a in range(0, frames, piece):
+    order, counts = call_tables(idx, 3, piece)
+    for p, a in enumerate(range(0, frames, piece)):
         raw = mixed[a:a + piece]
-        rows, parts = piece_rows(idx[a:a + piece], 3)
+        rows = order[a:a + piece] - a
         result = np.zeros_like(raw)
-        for c, offset, count in parts:
+        offset = 0
+        for c, count in enumerate(counts[p]):
             table = rows[offset:offset + count]
             packed = raw[table, :widths[c]]                  # gather
             want = np.flatnonzero(idx[a:a + piece] == c)
             np.testing.assert_array_equal(packed, raw[want, :widths[c]])
             result[table, :widths[c]] = packed ^ c           # scatter of the "decoded" rows
+            offset += count
+        assert offset == raw.shape[0]
         out[a:a + piece] = result
     for c, width in enumerate(widths):
         np.testing.assert_array_equal(out[idx == c, :width], mixed[idx == c, :width] ^ c)
@@ -106,6 +112,7 @@ class _Stream:
 
 class _Driver:
     Stream = _Stream
+    Error = MemoryError = RuntimeError
 
     @staticmethod
     def mem_alloc(nbytes):
@@ -172,28 +179,27 @@ class _Registry:
         return self.takes
 
 
-class _DeviceRows:
-    """A DeviceArray stand-in: ``ptr`` and ``shape`` of a host array."""
+class _HostPlan:
+    """A code's decoder plan, its kernels replaced by a host gl.Decoder: reads ``count`` rows at
+    ``dev_in``, writes hard decisions, iteration counts and flag bytes (bit 0 valid, bit 1 bad
+    LLRs) at the three addresses of ``out``, as the kernels do."""
 
-    def __init__(self, arr):
-        self.arr = np.ascontiguousarray(arr)
-        self.ptr, self.shape = self.arr.ctypes.data, self.arr.shape
+    def __init__(self, code, backend):
+        self.dec = gl.Decoder(code, backend=backend, on_bad_llr="erase", max_iterations=5)
+        self.n, self.name = code.n, code.name
+        self.launches = []
 
+    @staticmethod
+    def scratch_bytes(frames):
+        return 0
 
-class _HostDecoder:
-    """A code's gl.Decoder (host backend) taking the pipeline's DeviceLLR: reads the rows at its
-    address when submitted, results as on the GPU (bits and iterations at addresses)."""
-
-    def __init__(self, code, backend, stream):
-        self.dec, self.stream = gl.Decoder(code, backend=backend, on_bad_llr="erase", max_iterations=5), stream
-        self.settings = self.dec.settings
-
-    def submit(self, view, out_device):
-        assert out_device and view.stream == self.stream and view.pointer % 16 == 0 and view.device == 0
-        nbytes = int(np.prod(view.shape)) * view.dtype.itemsize
-        res = self.dec.decode(_at(view.pointer, nbytes).view(view.dtype).reshape(view.shape).copy())
-        done = res._replace(bits=_DeviceRows(res.bits), iterations=_DeviceRows(res.iterations))
-        return type("Ticket", (), {"result": lambda self: done})()
+    def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+        assert kind == "llr" and dev_in % 16 == 0 and scratch is None and out[3] == 0
+        self.launches.append(count)
+        res = self.dec.decode(_at(dev_in, 4 * count * self.n).view(np.float32).reshape(count, self.n).copy())
+        _at(out[0], count * self.n)[:] = res.bits.reshape(-1)
+        _at(out[1], 4 * count).view(np.int32)[:] = res.iterations
+        _at(out[2], count)[:] = res.valid | res.bad_llr << 1
 
 
 @pytest.mark.parametrize("piece, dtype, in_place", [(64, np.float32, True), (1000, np.float32, True),
@@ -203,13 +209,14 @@ def test_the_pipeline_puts_every_frame_back_in_input_order(monkeypatch, backend,
     bad_llr of each frame equal its code's gl.Decoder on its frames alone; narrower rows padded
     with zeros; the slots reused (pieces smaller than the batch) or one piece; the caller's
     array copied in place or staged (float64, or an array the registry refuses)."""
+    from gpuldpc.cuda import host_memory as hm
     from gpuldpc.cuda import mixed_pipeline as mp
 
     registry = _Registry(in_place)
-    for name, value in (("driver", lambda: _Driver), ("DeviceContext", _Context), ("device_ids", lambda d: [0]),
-                        ("RowKernels", _Kernels), ("ResultPool", _Pool), ("is_pinned", lambda a: False),
-                        ("pinned_empty", lambda shape, dtype: np.zeros(shape, dtype))):
+    for name, value in (("driver", lambda: _Driver), ("DeviceContext", _Context), ("RowKernels", _Kernels),
+                        ("ResultPool", _Pool), ("pinned_empty", lambda shape, dtype, ctx: np.zeros(shape, dtype))):
         monkeypatch.setattr(mp, name, value)
+    monkeypatch.setattr(hm, "is_pinned", lambda a: False)
     monkeypatch.setattr(mp.HostRegistry, "shared", classmethod(lambda cls, ctx: registry))
     codes = [gl.codes.get(n) for n in ("wimax-576-1/2", "wifi-648-2/3", "wifi-648-1/2")]
     rng = np.random.default_rng(piece)
@@ -221,8 +228,8 @@ def test_the_pipeline_puts_every_frame_back_in_input_order(monkeypatch, backend,
         llr[rows, :code.n] = gl.channel.transmit(code, cw, 2.5, rng)
     llr[np.flatnonzero(idx == 1)[[2, 9]], 5] = np.inf
     llr = llr.astype(dtype)
-    pipe = mp.MixedPipeline([_HostDecoder(c, backend, _Stream.handle) for c in codes], [576, 648, 648],
-                            [576, 648, 648], piece)
+    plans = [_HostPlan(c, backend) for c in codes]
+    pipe = mp.MixedPipeline(plans, ["llr"] * 3, [576, 648, 648], [576, 648, 648], piece, 0)
     bits, iterations, valid, bad = pipe.decode(llr, idx, np.dtype(np.float32))
     assert bits.shape == (300, 648)
     assert [a is llr for a in registry.pinned] == ([True] if dtype == np.float32 else [])   # float64: staged
@@ -235,5 +242,5 @@ def test_the_pipeline_puts_every_frame_back_in_input_order(monkeypatch, backend,
         np.testing.assert_array_equal(iterations[rows], want.iterations)
         np.testing.assert_array_equal(valid[rows], want.valid)
         np.testing.assert_array_equal(bad[rows], want.bad_llr)
+        assert sum(plans[c].launches) == rows.size and max(plans[c].launches) <= piece   # a launch a piece
     assert bad.sum() == 2 and valid.sum() > 200
-    assert all(slot.work is None and slot.hold == () for slot in pipe.slots)

@@ -10,12 +10,12 @@ A batch of ``B`` frames is split over the devices (equal parts), and on each dev
 chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
 (:mod:`.host_memory`):
 
-* input: page-locked arrays (:meth:`GpuDecoder.pinned_llr`) and caller NumPy arrays,
-  registered in place, are copied to the GPU as they lie; other host memory (foreign
-  buffers such as GNU Radio's) is staged whole into a pooled page-locked block by several
-  threads before the batch is issued (:meth:`GpuDecoder._host_input`; with ``submit``, while
-  the GPU works on the tickets before it); the latency presets' kernels read page-locked
-  input in place and stage the rest into the slot's mapped buffer; input already on the device
+* input: page-locked arrays (:meth:`GpuDecoder.pinned_llr`) and caller NumPy arrays handed
+  in again (registered in place) are copied to the GPU as they lie; other host memory (an
+  array's first call, foreign buffers such as GNU Radio's) is staged into a pooled
+  page-locked block by several threads in the background, each chunk issued as soon as its
+  rows are staged (:meth:`GpuDecoder._host_input`); the latency presets' kernels read
+  page-locked input in place and stage the rest into the slot's mapped buffer; input already on the device
   (a :class:`~gpuldpc.device_arrays.DeviceLLR`: CuPy, PyTorch, ... arrays, or
   :meth:`GpuDecoder.decode_device`'s pointer) is read in place, on its own device only (the
   batch is not split); a producer stream it names is waited for on the GPU
@@ -77,7 +77,7 @@ from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
 from .device_memory import DevicePool, DeviceResults, device_ordinal, wait_for_stream
 from .driver import device_ids, driver
-from .host_memory import (HostRegistry, ResultPool, is_pinned, mapped_address, release_events,
+from .host_memory import (HostRegistry, ResultPool, host_rows, is_pinned, mapped_address, release_events,
                           pinned_empty)
 
 
@@ -292,10 +292,11 @@ class DeviceEngine:
         return (f"kernel {self.plan.name} (code {self.code_name!r}, batch of {batch} frames, frames "
                 f"{start}..{stop - 1}, device {self.ctx.id})")
 
-    def issue(self, ticket: Ticket, start: int, stop: int, llr, kind):
+    def issue(self, ticket: Ticket, start: int, stop: int, llr, kind, staging=None):
         """Issue frames ``start:stop`` of the ticket depth-first; ``llr`` holds just those
         frames (a host array) or is a :class:`DeviceInput` pointing at the first of them.
-        Call inside ``self.ctx.active()``."""
+        ``staging``: the :class:`~gpuldpc.row_copy.BackgroundCopy` filling the ticket's host
+        rows (each chunk waits for its rows), or None.  Call inside ``self.ctx.active()``."""
         drv = driver()
         plan = self.plan
         on_device = isinstance(llr, DeviceInput)
@@ -319,6 +320,8 @@ class DeviceEngine:
             self._next += 1
             if slot.pending is not None:            # its host_out is about to be rewritten
                 self._wait(slot)
+            if staging is not None:
+                staging.wait(start + a, start + b)
             try:
                 if on_device:
                     dev_in = dev_base + a * llr.frame_bytes
@@ -498,6 +501,12 @@ class GpuDecoder:
         with self.engines[0].ctx.current():
             return device_ordinal(pointer)
 
+    def plan_on(self, device: int | None = None):
+        """This decoder's plan on GPU ``device`` (default: its first), for a caller that queues
+        its kernels on streams and buffers of its own (:mod:`.mixed_pipeline`): the plan
+        interface of the module docstring (``launch``, ``scratch_bytes``, ``bits_width``)."""
+        return self._engine(device).plan
+
     def pinned_bits(self, batch: int) -> np.ndarray:
         """A page-locked hard-decision array for ``out=``."""
         return pinned_empty((batch, self.bits_width), np.uint8, self.engines[0].ctx)
@@ -585,10 +594,11 @@ class GpuDecoder:
         :class:`~gpuldpc.device_arrays.DeviceLLR` (read where it lies); ``out_device``: the
         bits and iteration counts stay on the GPU (:class:`.device_memory.DeviceArray`)."""
         ticket = self._ticket(arr.shape[0], out, arr, out_device)
-        arr = ticket.keep = self._host_input(arr, ticket)
+        arr, staging = self._host_input(arr, ticket)
+        ticket.keep = arr
         for eng, a, b in ticket.parts:
             with eng.ctx.active():
-                eng.issue(ticket, a, b, self._rows(arr, eng, a, b, kind), kind)
+                eng.issue(ticket, a, b, self._rows(arr, eng, a, b, kind), kind, staging)
         return ticket
 
     def result(self, ticket: Ticket):
@@ -609,12 +619,12 @@ class GpuDecoder:
                 and arr.shape[0] <= self._small.capacity:
             return self._decode_small(arr, kind, out)
         ticket = self._ticket(arr.shape[0], out, arr, out_device)
-        arr = self._host_input(arr, ticket)
+        arr, staging = self._host_input(arr, ticket)
 
         def run(part):
             eng, a, b = part
             with eng.ctx.active():
-                eng.issue(ticket, a, b, self._rows(arr, eng, a, b, kind), kind)
+                eng.issue(ticket, a, b, self._rows(arr, eng, a, b, kind), kind, staging)
             eng.collect(ticket)
 
         if self._pool is None:
@@ -626,25 +636,19 @@ class GpuDecoder:
         return self._result(ticket)
 
     def _host_input(self, arr, ticket: Ticket):
-        """A host batch as the engines copy it (module docstring, "input"): page-locked
-        memory (``pinned_llr``, a pool block) and, for plans that copy their input, a NumPy
-        array the registry takes (page-locked in place) as they lie; any other memory --
-        foreign buffers such as GNU Radio's, arrays the registry does not take -- staged whole
-        into a pooled page-locked block by several threads (:func:`copy_rows`), which the
-        ticket holds until it is collected.  Whole, not chunk by chunk between the chunks'
-        launches: the decoder block's work path from GNU Radio-like (foreign) buffers
-        measured 5.5-6.0 Gb/s against 1.9-3.8 chunk by chunk (H100 hosts, WiFi 1944 r1/2,
-        ``bench/results/h100-block-work-path*``), the copy of the next batch running while
-        the GPU decodes the previous one.  Device input
+        """``(rows, staging)``: a host batch as the engines copy it (module docstring, "input";
+        :func:`.host_memory.host_rows`): page-locked memory (``pinned_llr``, a pool block) and,
+        for plans that copy their input, a NumPy array handed in again (registered in place)
+        as they lie (staging None); any other memory -- an array's first call, foreign buffers
+        such as GNU Radio's -- staged into a pooled page-locked block that the ticket holds
+        until it is collected, by threads in the background (``staging``, a
+        :class:`~gpuldpc.row_copy.BackgroundCopy`): each chunk is issued once its rows are
+        staged, so the copy overlaps the transfers of the chunks before it.  Device input
         (:class:`DeviceLLR`) passes as it is."""
-        if not isinstance(arr, np.ndarray) or is_pinned(arr):
-            return arr
+        if not isinstance(arr, np.ndarray):
+            return arr, None
         eng = self.engines[0]
-        if not eng.plan.mapped_input and eng.registry.pin(arr):
-            return arr
-        staged = self.inputs.take(arr.nbytes, ticket.streams).view(arr.dtype).reshape(arr.shape)
-        copy_rows(staged, arr)
-        return staged
+        return host_rows(arr, eng.registry, self.inputs, ticket.streams, register=not eng.plan.mapped_input)
 
     def _decode_small(self, arr, kind, out=None):
         """A batch of one chunk at most on the only device and stream of a latency plan

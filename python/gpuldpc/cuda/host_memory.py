@@ -7,12 +7,13 @@ memory it is one DMA that overlaps the other streams' work.  So
 
 * results land once, by DMA, in page-locked memory that the returned ``DecodeResult``
   arrays *are* (:class:`ResultPool`: blocks reused once every array made from them is gone);
-* a caller's NumPy array is page-locked in place (``cuMemHostRegister``) and copied by
-  DMA from where it lies (:class:`HostRegistry`; kept while it lives, so an array handed
-  in again costs nothing more);
-* any other pageable input (foreign buffers) is copied whole into a pooled page-locked
-  block (a :class:`ResultPool` of the decoder's: its staged inputs) by several threads
-  (:func:`gpuldpc.row_copy.copy_rows`; :meth:`.engine.GpuDecoder._host_input`).
+* a caller's NumPy array handed in a second time is page-locked in place
+  (``cuMemHostRegister``) and copied by DMA from where it lies (:class:`HostRegistry`; kept
+  while it lives, so every later call costs nothing more);
+* any other pageable input (an array seen for the first time, foreign buffers) is copied
+  into a pooled page-locked block (a :class:`ResultPool` of the decoder's: its staged
+  inputs) by several threads in the background, each chunk copied on to the GPU as soon as
+  its rows are there (:func:`host_rows`, :class:`gpuldpc.row_copy.BackgroundCopy`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from ..row_copy import BackgroundCopy
 from .driver import driver, libcuda
 
 _PINNED_KINDS: tuple = ()
@@ -176,6 +178,10 @@ def _owner(array: np.ndarray):
     return None
 
 
+_SEEN = (0, -1)
+"""A :class:`HostRegistry` entry: the owner was handed in once, not registered yet."""
+
+
 class HostRegistry:
     """Caller arrays page-locked in place (``cuMemHostRegister``) while they live.
 
@@ -193,6 +199,12 @@ class HostRegistry:
     split the array's registration, which broke other libraries' copies of it.)  An array
     handed in again costs nothing more; with ``submit`` the registration of the next
     batch's array overlaps the decoding of the current one.
+
+    An owner is registered the *second* time its rows are handed in; the first time
+    :meth:`pin` says False and the engine stages the rows, in the background and overlapped
+    with the transfers (:func:`host_rows`): registering costs about what copying costs, but
+    only a copy can overlap the DMA, and only an array that comes back repays the
+    registration (a fresh array every call, or a ring of arrays, the first time round).
 
     Registration follows the owner's life: it is undone just before NumPy frees the memory
     (the weak reference's callback runs first).  Memory not owned by a NumPy array (foreign
@@ -224,19 +236,21 @@ class HostRegistry:
         self._lock = threading.Lock()
 
     def pin(self, rows: np.ndarray) -> bool:
-        """Whether the memory of ``rows`` is registered (registering its owner now if it is
-        the owner's first call)."""
+        """Whether the memory of ``rows`` is registered: False the first time its owner is
+        seen (remembered while it lives), registered on the second."""
         owner = _owner(rows)
         if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
             return False
         key = id(owner)
         hit = self._ranges.get(key)
-        if hit is None:
+        if hit is None or hit is _SEEN:
             with self._lock:
                 hit = self._ranges.get(key)
                 if hit is None:
-                    hit = self._ranges[key] = self._register(owner)
+                    hit = self._ranges[key] = _SEEN
                     weakref.finalize(owner, self._forget, key)
+                elif hit is _SEEN:
+                    hit = self._ranges[key] = self._register(owner)
         return hit[1] > 0
 
     def _register(self, owner) -> tuple:
@@ -249,11 +263,26 @@ class HostRegistry:
     def registered_bytes(self, owner: np.ndarray) -> int:
         """Bytes registered for ``owner``."""
         start, stop = self._ranges.get(id(owner), (0, 0))
-        return stop - start
+        return max(0, stop - start)
 
     def _forget(self, key):
         with self._lock:
             start, stop = self._ranges.pop(key, (0, 0))
-        if stop:
+        if stop > 0:
             with self.ctx.active():
                 libcuda().cuMemHostUnregister(start)
+
+
+def host_rows(arr: np.ndarray, registry: HostRegistry, pool: ResultPool, guard: list, dtype=None,
+              register: bool = True) -> tuple[np.ndarray, BackgroundCopy | None]:
+    """Host rows as a DMA copies them: ``(rows, None)`` where ``arr`` itself serves (C-contiguous,
+    of ``dtype`` -- default its own --, page-locked, or taken by ``registry`` unless
+    ``register`` is False), else ``(staged, copy)``: a block of ``pool`` (lent with
+    ``guard``, :meth:`ResultPool.take`) that ``copy`` (:class:`~gpuldpc.row_copy.BackgroundCopy`)
+    fills in the background, converting to ``dtype``; copy each chunk only after
+    ``copy.wait(a, b)``."""
+    dtype = arr.dtype if dtype is None else np.dtype(dtype)
+    if arr.dtype == dtype and arr.flags.c_contiguous and (is_pinned(arr) or (register and registry.pin(arr))):
+        return arr, None
+    staged = pool.take(arr.size * dtype.itemsize, guard).view(dtype).reshape(arr.shape)
+    return staged, BackgroundCopy(staged, arr)

@@ -68,6 +68,7 @@ class _Backend:
         self.close = decoder.close
         self.device_ids = decoder.device_ids
         self.device_ordinal = decoder.device_ordinal
+        self.plan_on = decoder.plan_on
 
     def _kind(self, arr) -> str:
         if self.decoder.code.is_binary:

@@ -9,9 +9,9 @@ GPU and its own buffers) and decodes a batch whose frame ``i`` belongs to code
 On the cuda backend (every decoder on it, no soft output, no shaped code) the rows never
 pass through a host copy: :class:`gpuldpc.cuda.mixed_pipeline.MixedPipeline` copies the
 caller's batch to the GPU as it lies, piece by piece in input order, gathers each code's
-rows there (kernels/mixed_rows.cu), hands them to each code's decoder as a GPU array
-(``out_device=True``) and scatters the results into input order on the GPU before one copy
-back.  Elsewhere (the reference and cpu backends, soft output, shaped codes) the frames are
+rows there (kernels/mixed_rows.cu), queues each code's decoding kernels on them (the
+decoders' plans, on the pipeline's streams) and scatters the results into input order on
+the GPU before one copy back.  Elsewhere (the reference and cpu backends, soft output, shaped codes) the frames are
 grouped on the host:
 
 1. every argument is checked before anything is decoded (code indices, row lengths, dtype;
@@ -139,7 +139,11 @@ class MixedDecoder:
             from ..cuda.mixed_pipeline import MixedPipeline
 
             try:
-                self._pipeline = MixedPipeline(self.decoders, self._in_width, self._widths[0], max(self._pieces))
+                impls = [d._impl for d in self.decoders]      # the cuda backends (gpuldpc.decoders.cuda)
+                kinds = ["llr" if c.is_binary else "bits" for c in codes]     # GF(q): bit LLRs
+                self._pipeline = MixedPipeline([i.plan_on() for i in impls], kinds,
+                                               self._in_width, self._widths[0], max(self._pieces),
+                                               impls[0].device_ids[0], [c.name for c in codes])
             except BaseException:
                 self.close()
                 raise
@@ -342,10 +346,11 @@ class MixedDecoder:
 
 def _gathers_on_gpu(codes, backends, options) -> bool:
     """Whether a MixedDecoder takes the cuda path (:mod:`gpuldpc.cuda.mixed_pipeline`): every
-    decoder on the cuda backend and taking GPU arrays (no shaped code: gl.Decoder takes their E
-    LLRs from host arrays only), no soft output (the engine copies it to the host with the
-    bits; not with ``out_device``), and no GF(q) code with ``positive_llr_bit=1`` (gl.Decoder
-    negates GF(q) bit LLRs of host arrays only)."""
+    decoder on the cuda backend with its kernels behind one plan (no shaped code: its decoder
+    is the host's rate recovery around the cuda one, :mod:`gpuldpc.codes.shaping`), no soft
+    output (the pipeline copies hard decisions only), and no GF(q) code with
+    ``positive_llr_bit=1`` (gl.Decoder negates GF(q) bit LLRs on the host; the binary kernels
+    apply the sign in their load)."""
     return (all(b == "cuda" for b in backends) and options.get("soft_output") is None
             and not any(isinstance(c, ShapedCode) for c in codes)
             and not (options.get("positive_llr_bit", 0) == 1 and not all(c.is_binary for c in codes)))
