@@ -68,18 +68,28 @@ class BackgroundCopy:
     as its rows are staged, so the host's copy overlaps the DMA of the chunks before it
     (:meth:`gpuldpc.cuda.engine.GpuDecoder._host_input`): a fresh WiMAX 2304 batch of 389 MB
     took the copy's 11.6 ms (at 33.6 GB/s on an H200 host) *plus* the transfers' 8 ms when
-    staged whole first."""
+    staged whole first.
+
+    The steps' views and a held lock per step are made here, in the caller's thread; a worker
+    copies a step and releases its lock, allocating no Python object, so the interpreter's
+    cyclic garbage collector is not set off in a copy thread (where it found decoders of the
+    caller's and could not free their CUDA objects: PyCUDA frees them only in a thread where
+    their context is current or that made it)."""
 
     def __init__(self, dst: np.ndarray, src: np.ndarray, threads: int | None = None):
-        self.dst, self.src = dst, src
         rows = src.shape[0]
         self.step = max(1, STEP_BYTES // max(1, src[:1].nbytes))
-        self.steps = -(-rows // self.step)
-        self._done = bytearray(self.steps)
-        self._next = iter(range(self.steps))      # next() on a range iterator is atomic under the GIL
+        self._locks = []
+        steps = []
+        for a in range(0, rows, self.step):
+            lock = threading.Lock()
+            lock.acquire()
+            self._locks.append(lock)
+            steps.append((dst[a:a + self.step], src[a:a + self.step], lock))
+        self.steps = len(steps)
         self._error = None
-        self._cond = threading.Condition()
-        if src.nbytes < SPLIT_BYTES:                # one copy here: a thread hand-off costs more
+        self._next = iter(steps)                  # next() on a list iterator is atomic under the GIL
+        if src.nbytes < SPLIT_BYTES:              # one copy here: a thread hand-off costs more
             self._work()
             return
         pool = _pool(threads or THREADS)
@@ -87,26 +97,21 @@ class BackgroundCopy:
             pool.submit(self._work)
 
     def _work(self):
-        for i in self._next:
-            a = i * self.step
+        for d, s, lock in self._next:
             try:
-                np.copyto(self.dst[a:a + self.step], self.src[a:a + self.step])
+                np.copyto(d, s)
             except BaseException as exc:  # noqa: BLE001  (raised in the waiting thread)
                 self._error = exc
-            with self._cond:
-                self._done[i] = 1
-                self._cond.notify_all()
-
-    def _ready(self, first: int, last: int) -> bool:
-        return self._error is not None or all(self._done[first:last])
+            finally:
+                lock.release()
 
     def wait(self, a: int = 0, b: int | None = None):
         """Return once rows ``a:b`` (default: all) are copied; raise what a copy raised."""
-        b = self.src.shape[0] if b is None else b
-        first, last = a // self.step, -(-b // self.step)
-        if not all(self._done[first:last]):
-            with self._cond:
-                self._cond.wait_for(lambda: self._ready(first, last))
+        b = self.steps * self.step if b is None else b
+        for lock in self._locks[a // self.step:-(-b // self.step)]:
+            if lock.locked():
+                lock.acquire()                    # blocks until the step's worker releases it
+                lock.release()
         if self._error is not None:
             raise self._error
 

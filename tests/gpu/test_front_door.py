@@ -258,6 +258,7 @@ def test_tickets_collected_on_other_threads_release_their_events(cuda, frames):
     llr = llr.copy()
     dec = _decoder(cuda, streams=4, chunk_frames=64)
     pool = concurrent.futures.ThreadPoolExecutor(2)
+    gc.collect()                                     # earlier tests' garbage, freed here (their thread)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         for _ in range(20):
