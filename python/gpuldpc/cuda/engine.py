@@ -670,25 +670,23 @@ class GpuDecoder:
                 address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
                 slot.last_input, slot.last_mapped = arr, address
             if address is None:
-                slot.reserve_input(arr[0].nbytes)
+                slot.reserve_input(arr.nbytes // count)
                 staged = slot.staged(arr)
                 address = slot.dev_in
             size = slot.flags + count * slot.bits_width
             try:
                 if slot.resident is not None and count <= slot.resident.frames and address % 8 == 0:
                     slot.resident.post(count, address)
-                    block = np.empty(size, np.uint8)        # allocated while the GPU decodes
                     slot.resident.wait()
                 else:
                     with eng.ctx.active():
                         if not plan.mapped_input:
                             driver().memcpy_htod_async(slot.dev_in, staged, slot.stream)
                         plan.launch(slot.stream, count, address, kind, slot.out, slot.scratch, slot.capacity)
-                        block = np.empty(size, np.uint8)
                         slot.stream.synchronize()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
-            np.copyto(block, slot.host_out[:size])             # iterations, flags, bits
+            block = slot.host_out[:size].copy()                # iterations, flags, bits
         bits = block[slot.flags:].reshape(count, slot.bits_width)
         if out is not None:
             _check_out(out, count, slot.bits_width)

@@ -57,8 +57,7 @@ def mapped_address(array: np.ndarray) -> int | None:
     the host address (CUDA C++ Programming Guide, "Unified Virtual Address Space");
     None for any other memory (pageable, or registered with ``cuMemHostRegister``)."""
     base = _pinned_base(array)
-    registered = getattr(driver(), "RegisteredHostMemory", ())
-    if base is None or isinstance(base, registered):
+    if base is None or isinstance(base, getattr(driver(), "RegisteredHostMemory", ())):
         return None
     return array.ctypes.data
 

@@ -63,6 +63,7 @@ class _Backend:
         self.applies_llr_sign = decoder.code.is_binary  # a negative llr_scale (kernels' load)
         self.llr_unit = abs(float(getattr(decoder, "llr_scale", 1.0)))  # kernels' LLR = value * llr_scale
         self._unpack = getattr(decoder, "packed", False)
+        self._binary = decoder.code.is_binary
         self.pinned_llr = decoder.pinned_llr
         self.preferred_batch = decoder.preferred_batch
         self.close = decoder.close
@@ -71,20 +72,24 @@ class _Backend:
         self.plan_on = decoder.plan_on
 
     def _kind(self, arr) -> str:
-        if self.decoder.code.is_binary:
+        if self._binary:
             return "llr"
         return "bits" if arr.ndim == 2 else "symbols"
 
     def decode(self, arr, out=None, out_device=False):
-        self._check_out_device(out_device)
-        return self._unpacked(self.decoder.decode_checked(arr, self._kind(arr), out, out_device))
+        if out_device:
+            self._check_out_device(out_device)
+        res = self.decoder.decode_checked(arr, self._kind(arr), out, out_device)
+        return self._unpacked(res) if self._unpack else res
 
     def submit(self, arr, out=None, out_device=False):
-        self._check_out_device(out_device)
+        if out_device:
+            self._check_out_device(out_device)
         return self.decoder.submit_checked(arr, self._kind(arr), out, out_device)
 
     def result(self, ticket):
-        return self._unpacked(self.decoder.result(ticket))
+        res = self.decoder.result(ticket)
+        return self._unpacked(res) if self._unpack else res
 
     def _check_out_device(self, out_device):
         if out_device and self._unpack:
@@ -92,7 +97,8 @@ class _Backend:
                              "packed=True")
 
     def _unpacked(self, res):
-        if not self._unpack or not isinstance(res.bits, np.ndarray):
+        """Hard decisions of a ``packed=True`` decoder unpacked to one byte a bit (host results)."""
+        if not isinstance(res.bits, np.ndarray):
             return res
         code = self.decoder.code
         return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid,
