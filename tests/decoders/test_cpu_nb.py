@@ -58,3 +58,71 @@ def test_gf32_code_decodes_at_high_snr():
     res = gl.Decoder(code, backend="cpu").decode(llr)
     assert res.valid.all()
     np.testing.assert_array_equal(res.bits, words)
+
+
+# ---- trellis Min-Max ("tmm", gpuldpc.decoders.reference_tmm) --------------------------------
+
+TMM_CASES = [
+    ("gf8-224-112", 2.0, 24, 6),
+    ("gf16-300-150", 3.0, 20, 5),
+    ("gf32-620-310", 3.0, 12, 5),
+    ("gf32-744-653", 4.2, 12, 5),
+    ("gf32-837-726", 4.0, 16, 6),
+    ("gf64-1512-1325", 4.5, 4, 4),
+]
+
+
+@pytest.mark.parametrize("name,ebn0,frames,iterations", TMM_CASES, ids=[c[0] for c in TMM_CASES])
+@pytest.mark.parametrize("schedule", ["layered", "flooding"])
+def test_tmm_matches_reference_bit_for_bit(name, ebn0, frames, iterations, schedule):
+    code = gl.codes.get(name)
+    _, llr = noisy_words(code, frames, ebn0, seed=5)
+    kwargs = dict(algorithm="tmm", schedule=schedule, max_iterations=iterations, alpha=0.625,
+                  soft_output="posterior")
+    want = gl.Decoder(code, backend="reference", **kwargs).decode(llr)
+    got = gl.Decoder(code, backend="cpu", threads=1, **kwargs).decode(llr)
+    np.testing.assert_array_equal(got.bits, want.bits)
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+    np.testing.assert_array_equal(got.valid, want.valid)
+    np.testing.assert_array_equal(got.llr, want.llr)
+    assert (want.iterations > 1).any() and want.valid.any(), "the point must be in the waterfall"
+
+
+def test_tmm_frame_error_rate_is_min_max_s_with_the_scale():
+    """gf32-837-726, 4.0 dB, 10 iterations, the same 1200 frames: Min-Max fails about 1 in 200;
+    T-MM with alpha 0.6 within about a factor 2 of it, the published rule (alpha 1) on most frames
+    (docs/cpu.md, "Trellis Min-Max")."""
+    code = gl.codes.get("gf32-837-726")
+    words, llr = noisy_words(code, 1200, 4.0, seed=21)
+
+    def errors(algorithm, **kw):
+        res = gl.Decoder(code, algorithm, max_iterations=10, backend="cpu", **kw).decode(llr)
+        return int((res.bits != words).any(axis=1).sum())
+
+    minmax, scaled, published = errors("minmax"), errors("tmm", alpha=0.6), errors("tmm", alpha=1.0)
+    print(f"frame errors of 1200: minmax {minmax}, tmm alpha 0.6 {scaled}, tmm alpha 1 {published}")
+    assert 4 <= minmax <= 30
+    assert minmax / 2 <= scaled <= 2 * minmax + 4
+    assert published > 10 * minmax
+
+
+def test_tmm_settings_errors_and_backend_choice():
+    core = gl._native.core("cpu_decoders")
+    code = gl.codes.get("gf16-300-150")
+    H = code.H
+    table = np.zeros((H.nnz, code.q), np.int64)
+    with pytest.raises(ValueError, match="algorithm"):
+        core.NonBinaryDecoder(code.n, code.q, H.indptr, H.indices, table, table, "layered", 5, True, 1,
+                              algorithm="ems")
+    with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\]"):
+        core.NonBinaryDecoder(code.n, code.q, H.indptr, H.indices, table, table, "layered", 5, True, 1,
+                              algorithm="tmm", alpha=0.0)
+    with pytest.raises(ValueError, match="float32 only"):
+        gl.Decoder(code, "tmm", backend="cpu", precision="int8")
+    try:
+        gl.Decoder(code, "tmm", backend="cuda")
+        cuda = True
+    except gl.BackendUnavailable as exc:
+        cuda = False
+        print(exc)
+    assert gl.Decoder(code, "tmm").backend == ("cuda" if cuda else "cpu")
