@@ -84,8 +84,8 @@ import numpy as np
 import gpuldpc as gl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fer_points import (SEED, arguments, gl_decoders, llr_source, point_fields, print_table,  # noqa: E402
-                        run_point, save, save_figure)
+from fer_points import (SEED, arguments, crossing, gl_decoders, llr_source, point_fields,  # noqa: E402
+                        print_table, run_point, save, save_figure)
 from gpu_nr import header  # noqa: E402  (bench/gpu_nr.py)
 
 CURVES = {  # gl.codes name: (first Eb/N0 dB, last Eb/N0 dB), BPSK/AWGN at the rate sent
@@ -181,15 +181,6 @@ def decoders_for(code, args, notes):
     if args.spa:
         specs.append(("spa", "layered", "cpu", {}))
     return gl_decoders(code, specs, args.iterations, notes)
-
-
-def crossing(points, target):
-    """Eb/N0 where the (ebn0, fer) ``points`` first fall to ``target``: log-linear between the
-    last point above it and the next one (both with errors), or None."""
-    for (x0, f0), (x1, f1) in zip(points, points[1:]):
-        if f0 > target >= f1 and f1 > 0:
-            return round(x0 + (math.log10(target) - math.log10(f0)) / (math.log10(f1) - math.log10(f0)) * (x1 - x0), 3)
-    return None
 
 
 def gaps(rows, refs, targets):

@@ -11,6 +11,7 @@ source, one Eb/N0 point's counting loop, the row fields of a point, the output f
   information bits (:func:`gpuldpc.sim.frames.frame_bit_errors`) until it has ``max_errors``
   frame errors, the point's frames or its time are spent; a decoder that raises leaves the
   campaign with a note, the others go on.
+* :func:`crossing` -- the Eb/N0 where a curve falls to a FER, log-linear between two points.
 * :func:`point_fields` -- a tally as row fields (frames, frame_errors, fer, bit_errors, ber,
   mean_iterations, decode_seconds).
 * :func:`arguments` -- the options both scripts take; :func:`save_figure` -- a plot's last steps.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -75,14 +77,18 @@ def gl_decoders(code, specs, iterations, notes):
     return out
 
 
-def run_point(tx, llr_of, decoders, ebn0_db, budget_s, batch, max_errors, max_frames, notes, beyond_t=None):
+def run_point(tx, llr_of, decoders, ebn0_db, budget_s, batch, max_errors, max_frames, notes, beyond_t=None,
+              same_frames=False):
     """Counts of each decoder at one point: {label: Tally}.  ``decoders``: {label: (api,
     description, decode(llr) -> result with ``info`` [frames, k] and ``iterations``
     [frames], ...)}.  A decoder that raises leaves the campaign (``decoders`` loses it), with a
-    note.  ``beyond_t``: count the frames with more than this many bit errors (None: not)."""
+    note.  ``beyond_t``: count the frames with more than this many bit errors (None: not).
+    ``same_frames``: every decoder decodes every batch until all have ``max_errors`` (else each
+    stops at its own ``max_errors``)."""
     counts = {label: Tally() for label in decoders}
     active, index, t0 = list(decoders), 0, time.perf_counter()
-    while active and time.perf_counter() - t0 < budget_s and index * batch < max_frames:
+    while active and time.perf_counter() - t0 < budget_s and index * batch < max_frames \
+            and not (same_frames and all(counts[label].frame_errors >= max_errors for label in active)):
         llr = llr_of(ebn0_db, index, batch)
         for label in list(active):
             t = time.perf_counter()
@@ -102,10 +108,19 @@ def run_point(tx, llr_of, decoders, ebn0_db, budget_s, batch, max_errors, max_fr
             tally.iterations += int(np.asarray(result.iterations, dtype=np.int64).sum())
             tally.beyond += int(np.count_nonzero(errors > beyond_t)) if beyond_t is not None else 0
             tally.seconds += time.perf_counter() - t
-            if tally.frame_errors >= max_errors:
+            if tally.frame_errors >= max_errors and not same_frames:
                 active.remove(label)
         index += 1
     return counts
+
+
+def crossing(points, target):
+    """Eb/N0 where the (ebn0, fer) ``points`` first fall to ``target``: log-linear between the
+    last point above it and the next one (both with errors), or None."""
+    for (x0, f0), (x1, f1) in zip(points, points[1:]):
+        if f0 > target >= f1 and f1 > 0:
+            return round(x0 + (math.log10(target) - math.log10(f0)) / (math.log10(f1) - math.log10(f0)) * (x1 - x0), 3)
+    return None
 
 
 def point_fields(tally: Tally, k: int) -> dict:

@@ -37,6 +37,10 @@ ROWS = [
     ("gf32-744-653", "mmma", "layered", 10, False, 4.0, 653 * 5 / 285e-3 / 1e6,
      "000 Table 3, GTX TITAN Black, 285 ms at 0-3 dB (read as one frame, info bits)"),
     ("gf64-1512-1325", "mmma", "layered", 10, False, 4.0, None, "000 reports no GF(64) timing"),
+    ("gf32-837-726", "mmma", "layered", 10, False, 4.0, 818.0,
+     "OMO T-MM ASIC, Lacruz et al. TCAS-I 2015, 90 nm (info bits)"),
+    ("gf32-837-726", "tmm", "layered", 10, False, 4.0, 818.0,
+     "OMO T-MM ASIC, Lacruz et al. TCAS-I 2015, 90 nm (info bits); ours: T-MM alpha 0.75"),
 ]
 FFT_PAPER = {  # paper 002 Table 1 (Tesla C1060, kernels only), Mb/s at 5, 10, 15 iterations
     32: (1.63, 0.82, 0.55), 64: (0.78, 0.39, 0.26), 128: (3.34, 1.67, 1.11), 256: (2.37, 1.20, 0.79)}
@@ -144,7 +148,7 @@ def probe(algorithm_rows):
 
 
 PROBES = [("gf32-744-653", "mmma", "layered", 396), ("gf32-620-310", "minmax", "flooding", 1056),
-          ("gf256-384-128", "fft-spa", "flooding", 264)]
+          ("gf256-384-128", "fft-spa", "flooding", 264), ("gf32-837-726", "tmm", "layered", 396)]
 
 
 def curve(code, frames, points=(3.0, 3.5, 4.0, 4.5, 5.0)):

@@ -286,7 +286,7 @@ class NonBinaryDecoder {
  public:
   NonBinaryDecoder(int n, int q, IndexArray indptr, IndexArray indices, IndexArray div,
                    IndexArray mul, const std::string& schedule, int max_iterations,
-                   bool early_stop, int threads)
+                   bool early_stop, int threads, const std::string& algorithm, float alpha)
       : pool_(threads > 0 ? threads : DefaultThreads()) {
     if (q < 2 || q > 256 || (q & (q - 1)) != 0) {
       throw py::value_error("q must be a power of 2 in 2..256, got " + std::to_string(q));
@@ -297,6 +297,11 @@ class NonBinaryDecoder {
     code_.mul = EdgeTable("mul", mul, code_.rows.col.size(), q);
     config_.schedule = ParseChoice<Schedule>(
         "schedule", schedule, {{"layered", Schedule::kLayered}, {"flooding", Schedule::kFlooding}});
+    config_.rule = ParseChoice<CheckRule>(
+        "algorithm", algorithm,
+        {{"minmax", CheckRule::kMinMax}, {"mmma", CheckRule::kMinMax}, {"tmm", CheckRule::kTrellis}});
+    if (!(alpha > 0.0f && alpha <= 1.0f)) throw py::value_error("alpha must lie in (0, 1]");
+    config_.alpha = alpha;
     if (max_iterations < 1) throw py::value_error("max_iterations must be >= 1");
     config_.max_iterations = max_iterations;
     config_.early_stop = early_stop;
@@ -382,22 +387,25 @@ decode(llr float32 [batch, n], positive = bit 0, soft=False, out=None) -> (bits 
                              "Batches of at most this many frames take the intra-frame path (0: none)");
 
   py::class_<NonBinaryDecoder>(m, "NonBinaryDecoder", R"doc(
-GF(q) Min-Max decoder (forward-backward, modified Min-Max merger), see docs/cpu.md.
+GF(q) Min-Max decoder (forward-backward, modified Min-Max merger, or trellis Min-Max), see docs/cpu.md.
 
-NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, early_stop, threads)
+NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, early_stop, threads,
+                 algorithm='minmax', alpha=1.0)
   n, q, indptr, indices: H's CSR structure; div, mul: int [edges, q] with
   div[e, a] = a / h_e and mul[e, a] = h_e * a over GF(q) (h_e = H.data[e]).
   schedule: 'layered' | 'flooding'; threads: worker threads, 0 = every core.
+  algorithm: 'minmax' | 'mmma' (the same numbers) | 'tmm' (trellis Min-Max, check
+  messages scaled by alpha in (0, 1]; gpuldpc/decoders/reference_tmm.py).
 decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely, soft=False, out=None) -> (symbols
   uint8 [batch, n] (`out` itself when given, as BinaryDecoder), iterations int32 [batch], valid bool [batch], bad_llr bool [batch],
   posterior costs float32 [batch, n, q] at each frame's stop with soft=True, else None);
   NaN/+-inf costs loaded by the rule of gpuldpc.bad_llr (as BinaryDecoder); GIL released.
 )doc")
       .def(py::init<int, int, IndexArray, IndexArray, IndexArray, IndexArray, const std::string&,
-                    int, bool, int>(),
+                    int, bool, int, const std::string&, float>(),
            py::arg("n"), py::arg("q"), py::arg("indptr"), py::arg("indices"), py::arg("div"),
            py::arg("mul"), py::arg("schedule"), py::arg("max_iterations"), py::arg("early_stop"),
-           py::arg("threads"))
+           py::arg("threads"), py::arg("algorithm") = "minmax", py::arg("alpha") = 1.0f)
       .def("decode", &NonBinaryDecoder::Decode, py::arg("llr"), py::arg("soft") = false,
            py::arg("out") = py::none())
       .def_property_readonly("lanes", &NonBinaryDecoder::lanes,

@@ -1,8 +1,9 @@
 // GF(q) Min-Max decoder with inter-frame SIMD (one frame per float32 lane):
 // forward-backward check update (paper 003, Algorithm 2) with the modified
-// Min-Max merger of paper 000 §2.3; equations in
+// Min-Max merger of paper 000 §2.3, or the trellis Min-Max check node (Lacruz
+// et al., IEEE TVLSI 2015, §II-B, §III); equations in
 // include/gpuldpc/cpu_nb_decoder.hpp, contract in
-// python/gpuldpc/decoders/reference_nb.py.
+// python/gpuldpc/decoders/reference_nb.py and reference_tmm.py.
 #include "gpuldpc/cpu_nb_decoder.hpp"
 
 #include <algorithm>
@@ -62,6 +63,46 @@ HWY_INLINE void Permute(D d, const float* HWY_RESTRICT src, const uint16_t* HWY_
   for (size_t a = 0; a < q; ++a) hn::Store(hn::Load(d, src + index[a] * N), d, dst + a * N);
 }
 
+// Lane by lane argmin_a v[a] of a [q][N] vector (smallest a on ties).
+hn::Vec<hn::RebindToSigned<D>> ArgMin(D d, const float* HWY_RESTRICT v, size_t q) {
+  const size_t N = hn::Lanes(d);
+  const hn::RebindToSigned<D> di;
+  auto best = hn::Load(d, v);
+  auto arg = hn::Zero(di);
+  for (size_t a = 1; a < q; ++a) {
+    const auto x = hn::Load(d, v + a * N);
+    const auto less = hn::Lt(x, best);
+    best = hn::IfThenElse(less, x, best);
+    arg = hn::IfThenElse(hn::RebindMask(di, less), hn::Set(di, static_cast<int32_t>(a)), arg);
+  }
+  return arg;
+}
+
+// The dc edges of a row: Q'_i = L - R_old, Q_i = Q'_i - min_a Q'_i into qbuf.
+void RowExtrinsic(D d, const uint32_t* cols, size_t dc, size_t q, const float* HWY_RESTRICT post,
+                  const float* HWY_RESTRICT r, float* HWY_RESTRICT qbuf) {
+  const size_t N = hn::Lanes(d);
+  const size_t vec = q * N;
+  for (size_t i = 0; i < dc; ++i) {
+    const float* l = post + cols[i] * vec;
+    float* qi = qbuf + i * vec;
+    auto mn = hn::Set(d, std::numeric_limits<float>::infinity());
+    for (size_t a = 0; a < q; ++a) {
+      const auto x = hn::Load(d, l + a * N) - hn::Load(d, r + i * vec + a * N);
+      hn::Store(x, d, qi + a * N);
+      mn = hn::Min(mn, x);
+    }
+    for (size_t a = 0; a < q; ++a) hn::Store(hn::Load(d, qi + a * N) - mn, d, qi + a * N);
+  }
+}
+
+// Layered schedule: L = Q_i + R_i for one edge.
+void EdgePosterior(D d, const float* HWY_RESTRICT qi, const float* HWY_RESTRICT ri, size_t q,
+                   float* HWY_RESTRICT l) {
+  const size_t N = hn::Lanes(d);
+  for (size_t a = 0; a < q; ++a) hn::Store(hn::Load(d, qi + a * N) + hn::Load(d, ri + a * N), d, l + a * N);
+}
+
 // One check row: Q (normalized extrinsic), B_{d-1..1}, then F and the merger
 // left to right; R_i(a) = M_i(h_i a), and for the layered schedule L = Q + R.
 template <bool kLayered>
@@ -81,27 +122,10 @@ void MinMaxRow(D d, const NbCheckRows& code, uint32_t begin, size_t dc, float* H
   const uint16_t* div = code.div.data() + begin * q;
   const uint16_t* mul = code.mul.data() + begin * q;
 
-  for (size_t i = 0; i < dc; ++i) {  // Q' = L - R_old, Q = Q' - min_a Q'
-    const float* l = post + cols[i] * vec;
-    float* qi = qbuf + i * vec;
-    auto mn = hn::Set(d, std::numeric_limits<float>::infinity());
-    for (size_t a = 0; a < q; ++a) {
-      const auto x = hn::Load(d, l + a * N) - hn::Load(d, r + i * vec + a * N);
-      hn::Store(x, d, qi + a * N);
-      mn = hn::Min(mn, x);
-    }
-    for (size_t a = 0; a < q; ++a) hn::Store(hn::Load(d, qi + a * N) - mn, d, qi + a * N);
-  }
+  RowExtrinsic(d, cols, dc, q, post, r, qbuf);
   const auto emit = [&](size_t i, const float* m) {  // R_i(a) = M_i(h_i a)
-    float* ri = r + i * vec;
-    Permute(d, m, mul + i * q, q, ri);
-    if constexpr (kLayered) {
-      float* l = post + cols[i] * vec;
-      const float* qi = qbuf + i * vec;
-      for (size_t a = 0; a < q; ++a) {
-        hn::Store(hn::Load(d, qi + a * N) + hn::Load(d, ri + a * N), d, l + a * N);
-      }
-    }
+    Permute(d, m, mul + i * q, q, r + i * vec);
+    if constexpr (kLayered) EdgePosterior(d, qbuf + i * vec, r + i * vec, q, post + cols[i] * vec);
   };
   Permute(d, qbuf + (dc - 1) * vec, div + (dc - 1) * q, q, back + (dc - 1) * vec);
   for (size_t i = dc - 2; i >= 1; --i) {
@@ -120,22 +144,157 @@ void MinMaxRow(D d, const NbCheckRows& code, uint32_t begin, size_t dc, float* H
   emit(dc - 1, fwd);
 }
 
+// The trellis rows of one check (reference_tmm.py steps 3-5), [q][N] each:
+// first and second minimum and their columns.
+struct TrellisRows {
+  const float* m1;
+  const int32_t* p;
+  const float* m2;
+  const int32_t* p2;
+};
+
+// Steps 4/5 for row eta: the least of one deviation and the pairs
+// eta' + eta'' = eta (eta' < eta'', distinct columns), with the columns of the
+// pair taken (c1, c2).  kAvoid: the rows' best values off column x (per lane):
+// m2 at p2 where p = x, else m1 at p (A_x of step 5).
+template <bool kAvoid>
+void TwoDeviations(D d, const TrellisRows& t, size_t q, size_t eta, hn::Vec<hn::RebindToSigned<D>> x,
+                   hn::Vec<D>& best, hn::Vec<hn::RebindToSigned<D>>& c1,
+                   hn::Vec<hn::RebindToSigned<D>>& c2) {
+  const hn::RebindToSigned<D> di;
+  const size_t N = hn::Lanes(d);
+  const auto off = [&](size_t e, hn::Vec<D>& v, hn::Vec<decltype(di)>& col) {
+    v = hn::Load(d, t.m1 + e * N);
+    col = hn::Load(di, t.p + e * N);
+    if constexpr (kAvoid) {
+      const auto on = hn::Eq(col, x);
+      v = hn::IfThenElse(hn::RebindMask(d, on), hn::Load(d, t.m2 + e * N), v);
+      col = hn::IfThenElse(on, hn::Load(di, t.p2 + e * N), col);
+    }
+  };
+  off(eta, best, c1);
+  c2 = c1;
+  hn::Vec<D> v1, v2;
+  hn::Vec<decltype(di)> col1, col2;
+  for (size_t e1 = 1; e1 < q; ++e1) {
+    const size_t e2 = eta ^ e1;
+    if (e1 >= e2) continue;
+    off(e1, v1, col1);
+    off(e2, v2, col2);
+    const auto cand = hn::Max(v1, v2);
+    const auto take = hn::And(hn::Lt(cand, best), hn::RebindMask(d, hn::Ne(col1, col2)));
+    best = hn::IfThenElse(take, cand, best);
+    c1 = hn::IfThenElse(hn::RebindMask(di, take), col1, c1);
+    c2 = hn::IfThenElse(hn::RebindMask(di, take), col2, c2);
+  }
+}
+
+// One check row by the trellis Min-Max rule (reference_tmm.py steps 1-7, the
+// equations in cpu_nb_decoder.hpp), every lane its own frame: the hard
+// decisions z_i differ from lane to lane, so the moves into and out of the
+// delta domain are gathers; the trellis rows eta are the same for every lane.
+template <bool kLayered>
+void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_t dc,
+                float* HWY_RESTRICT post, NbWorkspace& ws) {
+  const hn::RebindToSigned<D> di;
+  const size_t N = hn::Lanes(d);
+  const size_t q = static_cast<size_t>(code.q);
+  const size_t vec = q * N;
+  const uint32_t* cols = code.rows.col.data() + begin;
+  float* r = ws.messages.get() + begin * vec;
+  float* qbuf = ws.extrinsic.get();
+  float* qh = ws.work.get();
+  float* m1 = qh + vec;
+  float* m2 = m1 + vec;
+  float* extra = m2 + vec;
+  float* avoid1 = extra + vec;
+  float* avoid2 = avoid1 + vec;
+  float* out = ws.backward.get();
+  int32_t* z = ws.trellis.get();  // [dc][N]
+  int32_t* p = z + dc * N;        // [q][N] each: p, p2, c1, c2
+  int32_t* p2 = p + vec;
+  int32_t* path1 = p2 + vec;
+  int32_t* path2 = path1 + vec;
+  const uint16_t* div = code.div.data() + begin * q;
+  const uint16_t* mul = code.mul.data() + begin * q;
+  const int shift = static_cast<int>(hwy::FloorLog2(N));
+  const auto lane = hn::Iota(di, 0);
+  // element (x + s) of a [q][N] message, lane by lane: index ((x ^ s) << log2 N) + lane
+  const auto at = [&](int32_t x, decltype(lane) s) {
+    return hn::Add(hn::ShiftLeftSame(hn::Xor(hn::Set(di, x), s), shift), lane);
+  };
+  const auto inf = hn::Set(d, std::numeric_limits<float>::infinity());
+
+  RowExtrinsic(d, cols, dc, q, post, r, qbuf);
+  for (size_t eta = 1; eta < q; ++eta) {
+    hn::Store(inf, d, m1 + eta * N);
+    hn::Store(inf, d, m2 + eta * N);
+    hn::Store(hn::Zero(di), di, p + eta * N);
+    hn::Store(hn::Zero(di), di, p2 + eta * N);
+  }
+  auto beta = hn::Zero(di);
+  for (size_t i = 0; i < dc; ++i) {  // steps 1-3: z_i, beta; m1, p, m2, p2 over the columns
+    Permute(d, qbuf + i * vec, div + i * q, q, qh);
+    const auto zi = ArgMin(d, qh, q);
+    hn::Store(zi, di, z + i * N);
+    beta = hn::Xor(beta, zi);
+    const auto col = hn::Set(di, static_cast<int32_t>(i));
+    for (size_t eta = 1; eta < q; ++eta) {
+      const auto v = hn::GatherIndex(d, qh, at(static_cast<int32_t>(eta), zi));  // dQ_i(eta)
+      const auto a1 = hn::Load(d, m1 + eta * N);
+      const auto a2 = hn::Load(d, m2 + eta * N);
+      const auto b1 = hn::Load(di, p + eta * N);
+      const auto first = hn::Lt(v, a1);
+      const auto second = hn::AndNot(first, hn::Lt(v, a2));
+      const auto ifirst = hn::RebindMask(di, first);
+      hn::Store(hn::IfThenElse(first, a1, hn::IfThenElse(second, v, a2)), d, m2 + eta * N);
+      hn::Store(hn::IfThenElse(ifirst, b1, hn::IfThenElse(hn::RebindMask(di, second), col,
+                                                            hn::Load(di, p2 + eta * N))),
+                di, p2 + eta * N);
+      hn::Store(hn::IfThenElse(first, v, a1), d, m1 + eta * N);
+      hn::Store(hn::IfThenElse(ifirst, col, b1), di, p + eta * N);
+    }
+  }
+  const TrellisRows rows{m1, p, m2, p2};
+  for (size_t eta = 1; eta < q; ++eta) {  // steps 4-5: E and its path, A_c1, A_c2
+    auto e = inf;
+    auto c1 = hn::Zero(di), c2 = c1, unused1 = c1, unused2 = c1;
+    TwoDeviations<false>(d, rows, q, eta, c1, e, c1, c2);
+    auto a1 = inf, a2 = inf;
+    TwoDeviations<true>(d, rows, q, eta, c1, a1, unused1, unused2);
+    TwoDeviations<true>(d, rows, q, eta, c2, a2, unused1, unused2);
+    hn::Store(e, d, extra + eta * N);
+    hn::Store(a1, d, avoid1 + eta * N);
+    hn::Store(a2, d, avoid2 + eta * N);
+    hn::Store(c1, di, path1 + eta * N);
+    hn::Store(c2, di, path2 + eta * N);
+  }
+  const auto scale = hn::Set(d, alpha);
+  for (size_t i = 0; i < dc; ++i) {  // step 6 (dR_i), step 7: R_i(a) = alpha dR_i(h_i a + beta + z_i)
+    const auto col = hn::Set(di, static_cast<int32_t>(i));
+    hn::Store(hn::Zero(d), d, out);
+    for (size_t eta = 1; eta < q; ++eta) {
+      const auto on1 = hn::RebindMask(d, hn::Eq(hn::Load(di, path1 + eta * N), col));
+      const auto on2 = hn::RebindMask(d, hn::Eq(hn::Load(di, path2 + eta * N), col));
+      const auto v = hn::IfThenElse(on1, hn::Load(d, avoid1 + eta * N),
+                                    hn::IfThenElse(on2, hn::Load(d, avoid2 + eta * N),
+                                                   hn::Load(d, extra + eta * N)));
+      hn::Store(hn::Mul(v, scale), d, out + eta * N);
+    }
+    const auto s = hn::Xor(beta, hn::Load(di, z + i * N));
+    float* ri = r + i * vec;
+    for (size_t a = 0; a < q; ++a) hn::Store(hn::GatherIndex(d, out, at(mul[i * q + a], s)), d, ri + a * N);
+    if constexpr (kLayered) EdgePosterior(d, qbuf + i * vec, ri, q, post + cols[i] * vec);
+  }
+}
+
 // symbols[v][f] = argmin_a post[v][a] lane by lane (smallest a on ties).
 void Decide(D d, const float* HWY_RESTRICT post, size_t n, size_t q, uint8_t* HWY_RESTRICT symbols) {
   const size_t N = hn::Lanes(d);
   const hn::RebindToSigned<D> di;
   HWY_ALIGN int32_t idx[hn::MaxLanes(di)];
   for (size_t v = 0; v < n; ++v) {
-    const float* l = post + v * q * N;
-    auto best = hn::Load(d, l);
-    auto arg = hn::Zero(di);
-    for (size_t a = 1; a < q; ++a) {
-      const auto x = hn::Load(d, l + a * N);
-      const auto less = hn::Lt(x, best);
-      best = hn::IfThenElse(less, x, best);
-      arg = hn::IfThenElse(hn::RebindMask(di, less), hn::Set(di, static_cast<int32_t>(a)), arg);
-    }
-    hn::Store(arg, di, idx);
+    hn::Store(ArgMin(d, post + v * q * N, q), di, idx);
     for (size_t f = 0; f < N; ++f) symbols[v * N + f] = static_cast<uint8_t>(idx[f]);
   }
 }
@@ -213,7 +372,13 @@ void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr,
       const uint32_t begin = rows.row_ptr[row];
       const size_t dc = rows.row_ptr[row + 1] - begin;
       if (dc == 0) continue;
-      if (flooding) {
+      if (cfg.rule == CheckRule::kTrellis) {
+        if (flooding) {
+          TrellisRow<false>(d, code, cfg.alpha, begin, dc, post, ws);
+        } else {
+          TrellisRow<true>(d, code, cfg.alpha, begin, dc, post, ws);
+        }
+      } else if (flooding) {
         MinMaxRow<false>(d, code, begin, dc, post, ws);
       } else {
         MinMaxRow<true>(d, code, begin, dc, post, ws);
@@ -266,6 +431,12 @@ hwy::AlignedFreeUniquePtr<float[]> AllocateMessages(size_t count) {
   if (!p) throw std::bad_alloc();
   return p;
 }
+
+hwy::AlignedFreeUniquePtr<int32_t[]> AllocateIndices(size_t count) {
+  auto p = hwy::AllocateAligned<int32_t>(std::max<size_t>(count, 1) * kMaxFloatLanes);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
 }  // namespace
 
 NbWorkspace::NbWorkspace(const NbCheckRows& code)
@@ -274,7 +445,8 @@ NbWorkspace::NbWorkspace(const NbCheckRows& code)
       messages(AllocateMessages(code.rows.col.size() * code.q)),
       extrinsic(AllocateMessages(static_cast<size_t>(code.rows.max_row_weight) * code.q)),
       backward(AllocateMessages(static_cast<size_t>(code.rows.max_row_weight) * code.q)),
-      work(AllocateMessages(4 * static_cast<size_t>(code.q))),
+      work(AllocateMessages(6 * static_cast<size_t>(code.q))),
+      trellis(AllocateIndices(static_cast<size_t>(code.rows.max_row_weight) + 4 * static_cast<size_t>(code.q))),
       symbols(static_cast<size_t>(code.rows.n) * kMaxFloatLanes) {}
 
 size_t NbLanes() { return HWY_DYNAMIC_DISPATCH(Lanes)(); }

@@ -15,6 +15,17 @@
 //   layered:  Q' = L - R_old, Q = Q' - min_a Q', L = Q + R_new;
 //   flooding: T = Lch + R_1 + R_2 + ... (increasing check row), Q' = T - R.
 // Decision: argmin_a of the posterior (smallest element on ties).
+//
+// CheckRule::kTrellis ("tmm") replaces the forward-backward update by the
+// trellis Min-Max check node (Lacruz, Garcia-Herrero, Declercq, Valls, IEEE
+// TVLSI 2015, §II-B and §III; steps in python/gpuldpc/decoders/reference_tmm.py):
+//   z_i = argmin_x Qh_i(x), beta = sum_i z_i, dQ_i(eta) = Qh_i(eta + z_i);
+//   m1(eta), p(eta), m2(eta), p2(eta): first and second minimum over i, their columns;
+//   E(eta) = min(m1(eta), min_{eta'+eta''=eta, eta'<eta'', p(eta')!=p(eta'')}
+//            max(m1(eta'), m1(eta''))) with its path {c1(eta), c2(eta)};
+//   A_x(eta): the same with every row's best value off column x (m2 at p2 where p = x);
+//   dR_i(eta) = i == c1 ? A_c1(eta) : i == c2 ? A_c2(eta) : E(eta), dR_i(0) = 0;
+//   R_i(a) = alpha * dR_i(h_i a + beta + z_i).
 #pragma once
 
 #include <cstddef>
@@ -36,7 +47,13 @@ struct NbCheckRows {
   std::vector<uint16_t> mul;
 };
 
+// The check-node rule: forward-backward Min-Max ("minmax", "mmma") or the
+// trellis Min-Max ("tmm", output scale alpha).
+enum class CheckRule { kMinMax, kTrellis };
+
 struct NbConfig {
+  CheckRule rule = CheckRule::kMinMax;
+  float alpha = 1.0f;  // kTrellis: R = alpha * dR
   Schedule schedule = Schedule::kLayered;
   int max_iterations = 10;
   bool early_stop = true;
@@ -49,7 +66,8 @@ struct NbWorkspace {
   hwy::AlignedFreeUniquePtr<float[]> messages;   // [edges][q][lanes]
   hwy::AlignedFreeUniquePtr<float[]> extrinsic;  // [max_row_weight][q][lanes]: a row's Q
   hwy::AlignedFreeUniquePtr<float[]> backward;   // [max_row_weight][q][lanes]: B_i
-  hwy::AlignedFreeUniquePtr<float[]> work;       // [4][q][lanes]: Qh_i, F, F', M
+  hwy::AlignedFreeUniquePtr<float[]> work;       // [6][q][lanes]: Qh_i, F, F', M (trellis: Qh_i, m1, m2, E, A_c1, A_c2)
+  hwy::AlignedFreeUniquePtr<int32_t[]> trellis;  // [max_row_weight + 4 q][lanes]: z_i; p, p2, c1, c2 (trellis)
   std::vector<uint8_t> symbols;                  // [n][lanes]: decisions
 };
 

@@ -1,4 +1,5 @@
-"""Reference GF(q) Min-Max decoder (gpuldpc.decoders.reference_nb).
+"""Reference GF(q) Min-Max decoder (gpuldpc.decoders.reference_nb) and trellis Min-Max
+("tmm", gpuldpc.decoders.reference_tmm: the last section).
 
 No published FER curve for these codes is at hand (see
 /work/shared/reference/codes/nb/README.md), so the decoder is checked against
@@ -15,6 +16,7 @@ import pytest
 import gpuldpc as gl
 from gpuldpc.decoders import reference, reference_nb
 from gpuldpc.decoders.front import BackendUnavailable
+from gpuldpc.decoders.reference_tmm import trellis_check_update
 from gpuldpc.gf import GF
 
 SCHEDULES = [("minmax", "flooding"), ("mmma", "layered"), ("minmax", "layered"), ("mmma", "flooding")]
@@ -206,3 +208,97 @@ def test_front_door_rejects_bad_symbol_llrs_and_unsupported_settings():
         decoder(code, precision="int16")
     with pytest.raises(ValueError, match=r"algorithm='nms' is not one of"):
         decoder(code, "nms")
+
+
+# ---- trellis Min-Max ("tmm"): hand cases, against brute_force_check, decoding --------------
+
+def tmm(msgs, h, alpha=1.0):
+    """trellis_check_update of one check: msgs [d, q] costs, h [d] coefficients."""
+    q = msgs.shape[1]
+    field = GF(q)
+    div = field.div[np.arange(q)[None, :], h[:, None]].astype(np.intp)[:, :, None]
+    mul = field.mul[h[:, None], np.arange(q)[None, :]].astype(np.intp)[:, :, None]
+    return trellis_check_update(np.asarray(msgs, np.float32)[:, :, None], div, mul,
+                                field.add.astype(np.intp), alpha)[:, :, 0]
+
+
+def test_hand_case_gf4_degree_3():
+    """h = 1: z = (0, 1, 2), beta = 3; dQ rows eta = 1, 2, 3: (1, 2, 2), (4, 5, 3), (6, 3, 7);
+    m1 = (1, 3, 3) at p = (0, 2, 1), m2 = (2, 4, 6) at p2 = (1, 0, 0); no pair beats m1, so
+    E = m1 with paths {0}, {2}, {1}; off the path: A_0(1) = m2(1) = 2, A_2(2) = max(m1(1),
+    m1(3)) = 3, A_1(3) = max(m1(1), m1(2)) = 3; dR_0 = (0, 2, 3, 3), dR_1 = dR_2 = (0, 1, 3, 3);
+    R_i(a) = dR_i(a + beta + z_i)."""
+    msgs = np.array([[0, 1, 4, 6], [2, 0, 3, 5], [3, 7, 0, 2]], np.float32)
+    h = np.array([1, 1, 1])
+    want = np.array([[3, 3, 2, 0], [3, 3, 0, 1], [1, 0, 3, 3]], np.float32)
+    np.testing.assert_array_equal(tmm(msgs, h), want)
+    np.testing.assert_array_equal(tmm(msgs, h), brute_force_check(msgs, h, GF(4)))   # exact at d = 3
+    np.testing.assert_array_equal(tmm(msgs, h, alpha=0.5), want * np.float32(0.5))
+
+
+def test_three_deviations_are_beyond_the_trellis():
+    """GF(8), h = 1, every z = 0: columns 0, 1, 2 deviate cheaply (cost 1) by 1, 2, 4 only.
+    Column 3 at eta = 3 = 1 + 2 (two deviations): 1, as Min-Max; at eta = 7 = 1 + 2 + 4 Min-Max
+    finds 1 but T-MM (two deviations at most) the pairs (2, 5), (3, 4) at cost 5."""
+    msgs = np.full((4, 8), 5.0, np.float32)
+    msgs[:, 0] = 0.0
+    msgs[0, 1] = msgs[1, 2] = msgs[2, 4] = 1.0
+    h = np.ones(4, np.int64)
+    got, exact = tmm(msgs, h), brute_force_check(msgs, h, GF(8))
+    assert got[3, 3] == exact[3, 3] == 1.0
+    assert exact[3, 7] == 1.0 and got[3, 7] == 5.0
+    np.testing.assert_array_equal(tmm(msgs, h, alpha=0.75)[3, [0, 3, 7]], [0.0, 0.75, 3.75])
+
+
+@pytest.mark.parametrize("q, d", [(4, 2), (4, 3), (8, 2), (8, 4), (16, 3), (4, 5)])
+def test_never_below_min_max_and_exact_for_two_edges(q, d):
+    field = GF(q)
+    rng = np.random.default_rng(7 * q + d)
+    same = 0
+    for _ in range(6):
+        h = rng.integers(1, q, d)
+        msgs = rng.integers(0, 6, (d, q)).astype(np.float32) * np.float32(0.75)   # many ties
+        msgs -= msgs.min(axis=1, keepdims=True)
+        got, exact = tmm(msgs, h), brute_force_check(msgs, h, field)
+        assert (got >= exact).all()
+        np.testing.assert_array_equal(got.min(axis=1), 0.0)
+        same += np.array_equal(got, exact)
+    assert same == 6 if d == 2 else same < 6       # one other edge: its own message; else approximate
+
+
+def test_decoder_applies_alpha_to_every_check_message():
+    code = gl.codes.get("gf16-300-150")
+    cw, rng = random_codewords(code, 3, seed=11)
+    llr = gl.channel.transmit(code, cw, 1.5, rng)
+    one = gl.Decoder(code, "tmm", schedule="flooding", alpha=1.0, backend="reference")
+    half = gl.Decoder(code, "tmm", schedule="flooding", alpha=0.5, backend="reference")
+    impl = reference_nb.MinMaxReferenceDecoder(code, half.settings)
+    got = impl.posterior(llr, 1) - llr                 # one flooding iteration: T - Lch = sum R
+    full = reference_nb.MinMaxReferenceDecoder(code, one.settings).posterior(llr, 1) - llr
+    np.testing.assert_allclose(got, 0.5 * full, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("schedule", ["layered", "flooding"])
+def test_noiseless_and_high_snr_frames_decode(schedule):
+    for name, frames in (("gf8-224-112", 8), ("gf32-620-310", 6), ("gf32-837-726", 6)):
+        code = gl.codes.get(name)
+        field = GF(code.q)
+        cw, rng = random_codewords(code, frames, seed=2)
+        distance = field.to_bits(cw[:, :, None] ^ np.arange(code.q)).sum(axis=-1)
+        res = gl.Decoder(code, "tmm", schedule, backend="reference").decode((5.0 * distance).astype(np.float32))
+        np.testing.assert_array_equal(res.bits, cw)
+        np.testing.assert_array_equal(res.iterations, 1)
+        llr = gl.channel.transmit(code, cw, 5.5, rng)
+        assert (llr.argmin(axis=-1) != cw).any()
+        res = gl.Decoder(code, "tmm", schedule, max_iterations=20, backend="reference").decode(llr)
+        np.testing.assert_array_equal(res.bits, cw)
+        assert res.valid.all()
+
+
+def test_algorithm_errors_name_the_algorithm():
+    with pytest.raises(ValueError, match=r"algorithm='tmm' is not one of 'nms', 'oms', 'spa'"):
+        gl.Decoder(gl.codes.get("wifi-648-1/2"), "tmm")
+    with pytest.raises(ValueError, match=r"algorithm='ems' is not one of 'minmax', 'mmma', 'tmm', 'fft-spa'"):
+        gl.Decoder(gl.codes.get("gf16-300-150"), "ems")
+    with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\]"):
+        gl.Decoder(gl.codes.get("gf16-300-150"), "tmm", alpha=1.5, backend="reference")

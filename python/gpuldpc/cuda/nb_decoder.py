@@ -1,4 +1,4 @@
-"""GF(q) decoding on the GPU: Min-Max (flooding / block-layered) and FFT-SPA kernels.
+"""GF(q) decoding on the GPU: Min-Max and trellis Min-Max (flooding / block-layered) and FFT-SPA kernels.
 
 ::
 
@@ -10,7 +10,9 @@
 Kernels (``kernels/nb_minmax.cu``, ``kernels/nb_fftspa.cu``; module docstrings there):
 ``"minmax"`` and ``"mmma"`` run the forward-backward Min-Max check update with the
 MMMA merger; the two names give the same numbers (:mod:`gpuldpc.decoders.reference_nb`)
-and the schedule picks flooding (paper 003) or block-layered (paper 000).
+and the schedule picks flooding (paper 003) or block-layered (paper 000).  ``"tmm"`` runs
+the same kernel template with the trellis Min-Max check node (``nb_tmm_q<q>``,
+:mod:`gpuldpc.decoders.reference_tmm`, check messages scaled by ``alpha``).
 ``"fft-spa"`` is paper 002's probability-domain decoder (flooding only).  One thread
 block decodes one frame through all its iterations (one launch per chunk of frames);
 bit LLRs are turned into symbol LLRs inside the kernel (``nb_common.cuh``), so a
@@ -40,25 +42,27 @@ from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
 
-ALGORITHMS = ("minmax", "mmma", "fft-spa")
+ALGORITHMS = ("minmax", "mmma", "tmm", "fft-spa")
 SCHEDULES = ("layered", "flooding")
 # argument types of the entry points (prepared calls): kernels/nb_minmax.cu, kernels/nb_fftspa.cu
-_MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7 + "P"
+_MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7 + "Pf"
 _FFTSPA_ARGS = "Pi" + "P" * 13 + "i" * 7
 
 
 def check_soft_output(soft_output: bool, algorithm: str, preset: str):
-    """ValueError unless soft output is off or the decoder runs Min-Max with the throughput preset
-    (``nb_minmax`` writes the posterior costs; FFT-SPA and the one-frame latency kernel do not)."""
+    """ValueError unless soft output is off or the decoder runs Min-Max or T-MM with the throughput
+    preset (``nb_minmax`` writes the posterior costs; FFT-SPA and the one-frame latency kernel do not)."""
     if soft_output and (algorithm == "fft-spa" or preset != "throughput"):
         raise ValueError(f"soft_output: the GF(q) cuda decoders write posterior costs with Min-Max "
-                         f"('minmax', 'mmma') and preset='throughput'; got algorithm={algorithm!r}, "
+                         f"('minmax', 'mmma', 'tmm') and preset='throughput'; got algorithm={algorithm!r}, "
                          f"preset={preset!r}")
 
 
 def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
     """(module, function) of the decoding kernel for ``algorithm`` over GF(q)."""
-    return ("nb_fftspa", f"nb_fftspa_q{q}") if algorithm == "fft-spa" else ("nb_minmax", f"nb_minmax_q{q}")
+    if algorithm == "fft-spa":
+        return "nb_fftspa", f"nb_fftspa_q{q}"
+    return "nb_minmax", (f"nb_tmm_q{q}" if algorithm == "tmm" else f"nb_minmax_q{q}")
 
 
 class _NbPlan:
@@ -144,7 +148,7 @@ class _NbPlan:
             chan = ptr(post + 4 * capacity * self.nq if self.channel_copy else 0)
             args = head + (chan, ptr(r)) + outs + (t["group_ptr"], t["group_rows"], np.int32(len(d.groups[0]) - 1),
                                                    t["vn_ptr"], t["vn_edge"]) + sizes + run + (
-                np.int32(d.schedule == "flooding"), ptr(out[3]))
+                np.int32(d.schedule == "flooding"), ptr(out[3]), np.float32(d.alpha))
         self.func.prepared_async_call((count, 1), (self.shape.threads, 1, 1), stream, *args,
                                       shared_size=self.shape.shared)
 
@@ -156,7 +160,7 @@ class NbCudaDecoder(GpuDecoder):
     ----------
     code : Code
         A GF(q) code, q in 4..256 (``gl.codes.get("gf32-744-653")``).
-    algorithm : {"minmax", "mmma", "fft-spa"}
+    algorithm : {"minmax", "mmma", "tmm", "fft-spa"}
     schedule : {"layered", "flooding"}
         FFT-SPA runs flooding whatever is asked (its rows are independent within an
         iteration); ``schedule`` reports what ran.
@@ -177,8 +181,11 @@ class NbCudaDecoder(GpuDecoder):
         Block shape keeping the most rows in flight per multiprocessor, or the most rows
         per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
         one frame over many multiprocessors (:class:`.nb_frame.NbFrameKernel`).
+    alpha : float in (0, 1]
+        ``"tmm"``: the scale of the check messages (:mod:`gpuldpc.decoders.reference_tmm`);
+        unused by the other rules.
     soft_output : bool
-        Min-Max (``"minmax"``, ``"mmma"``) with ``preset="throughput"``: ``DecodeResult.llr``
+        Min-Max (``"minmax"``, ``"mmma"``, ``"tmm"``) with ``preset="throughput"``: ``DecodeResult.llr``
         holds each frame's posterior costs at its stop, float32 [batch, n, q], normalised to 0 at
         the decided symbol (:func:`gpuldpc.soft.normalized_costs`; written by the kernel,
         ``kernels/nb_minmax.cu`` ``write_costs``): the reference decoder's numbers bit for bit.
@@ -189,9 +196,13 @@ class NbCudaDecoder(GpuDecoder):
     def __init__(self, code, algorithm: str = "minmax", schedule: str = "layered", max_iterations: int = 10,
                  early_stop: bool = True, *, devices="all", streams: int | None = None,
                  chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput",
-                 soft_output: bool = False):
+                 soft_output: bool = False, alpha: float = 0.75):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) \
+                or not 0.0 < float(alpha) <= 1.0:
+            raise ValueError(f"alpha must lie in (0, 1], got {alpha!r}")
+        self.alpha = float(alpha)
         check_soft_output(soft_output, algorithm, preset)
         self.soft_output = bool(soft_output)
         if schedule not in SCHEDULES:

@@ -134,10 +134,14 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
     """Shared 4-byte words per unit (nb_minmax.cu / nb_fftspa.cu ``check_row``).
 
     Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
-    buffers.  FFT-SPA: the row's edges (column, log h, the other edges of the column), d
-    staged products, d transforms and a permutation buffer.
+    buffers.  T-MM ("tmm"): the row's edges, the hard decisions z (a multiple of 4), Qh and
+    the larger of the staged Q' (d q) and the trellis rows (5 float and 4 int rows of q).
+    FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
+    products, d transforms and a permutation buffer.
     """
     d, q = layout.max_degree, layout.q
+    if algorithm == "tmm":
+        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + d * q + max(d * q, 9 * q)
     if algorithm != "fft-spa":
         return 2 * ((d + 1) & ~1) + (3 * d - 2) * q
     return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (2 * d + 1) * q

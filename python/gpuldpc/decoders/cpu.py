@@ -4,7 +4,8 @@
 
 Binary codes: layered or flooding min-sum ("nms", "oms") in float32, int16 or
 int8, and sum-product ("spa") in float32.  GF(q) codes (q <= 256): Min-Max
-("minmax" and "mmma", the same numbers, see :mod:`.reference_nb`) in float32,
+("minmax" and "mmma", the same numbers, see :mod:`.reference_nb`) and the trellis
+Min-Max ("tmm", :mod:`.reference_tmm`, check messages scaled by ``alpha``) in float32,
 layered or flooding.  Frames are interleaved across SIMD lanes (a chunk is 16
 float32 / 32 int16 / 64 int8 frames with AVX-512, half with AVX2) and chunks
 are spread over a thread pool (``threads``, default every core); the GIL is
@@ -19,7 +20,7 @@ thread pool, the same numbers as the inter-frame path.  Other codes and settings
 larger batches, stay inter-frame.  ``CpuDecoder.path(batch)`` says which path a batch
 takes.
 
-Float32 min-sum and Min-Max give the reference decoder's decisions, iteration
+Float32 min-sum, Min-Max and T-MM give the reference decoder's decisions, iteration
 counts and syndrome flags bit for bit; "spa" matches its frame error rate.
 
 Non-finite LLRs (:mod:`gpuldpc.bad_llr`): the C++ load of each chunk (where the
@@ -64,7 +65,7 @@ from ..soft import normalized_costs
 DEFAULT_LLR_SCALE = {"float32": 1.0, "int16": 64.0, "int8": 6.0}
 """Fixed-point LLR unit per precision: integer = round(L * scale), saturated."""
 
-_NB_ALGORITHMS = ("minmax", "mmma")
+_NB_ALGORITHMS = ("minmax", "mmma", "tmm")
 
 
 def _core():
@@ -190,14 +191,15 @@ def _non_binary(core, code, settings):
         raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not in the cpu backend "
                                  f"(GF(q) codes: {', '.join(map(repr, _NB_ALGORITHMS))})")
     if settings.precision != "float32":
-        raise ValueError(f"GF(q) Min-Max runs in float32 only on the cpu backend, "
+        raise ValueError(f"GF(q) Min-Max and T-MM run in float32 only on the cpu backend, "
                          f"got precision={settings.precision!r}")
     field, H = GF(code.q), code.H
     elements = np.arange(code.q)
     div = field.div[elements[None, :], H.data[:, None]].astype(np.int64)   # a / h_e
     mul = field.mul[H.data[:, None], elements[None, :]].astype(np.int64)   # h_e a
     return core.NonBinaryDecoder(code.n, code.q, H.indptr, H.indices, div, mul, settings.schedule,
-                                 settings.max_iterations, settings.early_stop, _threads(settings))
+                                 settings.max_iterations, settings.early_stop, _threads(settings),
+                                 algorithm=settings.algorithm, alpha=settings.alpha)
 
 
 def make(code, settings) -> CpuDecoder:

@@ -32,7 +32,7 @@ latency preset keeps the host recovery (and with it the resident kernel).
 
 Soft output (``soft_output``, :mod:`gpuldpc.soft`): with the throughput preset, binary codes
 (the kernels write the posteriors, ``CudaDecoder(soft_output=True)``) and GF(q) Min-Max (the
-posterior costs, ``NbCudaDecoder(soft_output=True)``); the latency preset and FFT-SPA raise
+posterior costs, ``NbCudaDecoder(soft_output=True)``, T-MM as well); the latency preset and FFT-SPA raise
 ValueError.  ``soft_dtype="float16"`` with ``"posterior"``: converted
 on the GPU before the copy (``CudaDecoder(soft_dtype="float16")``); ``"extrinsic"`` takes the
 float32 posteriors to the host, where the front door subtracts the channel and converts.
@@ -131,7 +131,7 @@ def make(code, settings, shaping=None):
 
         return _Backend(NbCudaDecoder(code, settings.algorithm, settings.schedule, settings.max_iterations,
                                       settings.early_stop, soft_output=settings.soft_output is not None,
-                                      **settings.options))
+                                      alpha=settings.alpha, **settings.options))
     _check_options(settings.options, _BINARY_OPTIONS, "cuda backend")
     driver()
     options = dict(settings.options)

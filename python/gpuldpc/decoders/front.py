@@ -111,7 +111,8 @@ class Decoder:
     algorithm : str, optional
         Binary codes: ``"nms"`` (normalized min-sum, scale ``alpha``),
         ``"oms"`` (offset min-sum, offset ``beta``), ``"spa"`` (log-domain
-        sum-product).  GF(q) codes: ``"minmax"``, ``"mmma"``, ``"fft-spa"``.
+        sum-product).  GF(q) codes: ``"minmax"``, ``"mmma"``, ``"tmm"`` (trellis Min-Max, check
+        messages scaled by ``alpha``), ``"fft-spa"``.
         Default ``"nms"`` / ``"minmax"``.
     schedule : {"layered", "flooding"} or None
         None: :func:`default_schedule` ("layered"; "flooding" for GF(q) Min-Max with
@@ -124,7 +125,8 @@ class Decoder:
         when the compiled module is present, then ``reference``; ``backend``
         says which was taken.
     alpha, beta : float
-        Min-sum scale (0 < alpha <= 1) and offset (beta >= 0).
+        Min-sum scale (0 < alpha <= 1; also the scale of the GF(q) "tmm" check messages) and
+        offset (beta >= 0).
     precision : {"float32", "float16", "int16", "int8"}
         Message arithmetic, where the backend offers it: "float16" (binary min-sum,
         IEEE binary16 with clamps, :mod:`gpuldpc.decoders.reference_binary`) on

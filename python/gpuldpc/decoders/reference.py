@@ -15,6 +15,8 @@ code          algorithm           module
 binary        nms, oms, spa       :mod:`.reference_binary` (rules, VN sums)
 GF(q)         minmax, mmma        :mod:`.reference_nb` (Min-Max, paper 003
                                   Algorithm 2; MMMA merger, paper 000 §2.3)
+GF(q)         tmm                 :mod:`.reference_tmm` (trellis Min-Max,
+                                  Lacruz et al. TVLSI 2015), same schedules
 GF(q)         fft-spa             not here: raises BackendUnavailable
 ============  ==================  ===========================================
 
@@ -51,7 +53,7 @@ zero-syndrome flag of the returned decisions (GF(q) arithmetic for GF(q)
 codes).
 
 The exact check-node arithmetic of each rule is in the docstrings of
-:mod:`.reference_binary` and :mod:`.reference_nb`.  Besides ``decode``, the
+:mod:`.reference_binary`, :mod:`.reference_nb` and :mod:`.reference_tmm`.  Besides ``decode``, the
 object ``make`` returns offers ``posterior(llr, iterations)``: the float32
 posteriors after a fixed number of iterations, to compare another backend
 value by value (``reference.make(code, gl.Decoder(...).settings)``).
@@ -78,7 +80,8 @@ def make(code, settings):
                                  + ("is for binary codes" if p == "float16" else "needs the cpu backend"))
     if code.is_binary:     # packed int4 input (llr_dtype="int4"): unpacked on the host, gpuldpc.int4
         return int4.host_backend(BinaryReferenceDecoder(code, settings), code, settings)
-    if settings.algorithm not in ("minmax", "mmma"):
+    if settings.algorithm not in MinMaxReferenceDecoder.RULES:
         raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not implemented by the reference "
-                                 "backend, which decodes GF(q) codes with 'minmax' or 'mmma'")
+                                 "backend, which decodes GF(q) codes with "
+                                 + ", ".join(map(repr, MinMaxReferenceDecoder.RULES)))
     return MinMaxReferenceDecoder(code, settings)

@@ -1,4 +1,5 @@
-"""Reference GF(q) decoder: Min-Max with the forward-backward check update.
+"""Reference GF(q) decoder: Min-Max with the forward-backward check update (and the
+trellis Min-Max rule of :mod:`.reference_tmm`, ``algorithm="tmm"``, on the same schedules).
 
 Messages are float32 vectors over the q field elements in the Min-Max
 convention (papers 000 and 003): ``Q_{m,n}(a)``, ``R_{m,n}(a)`` and the
@@ -40,11 +41,14 @@ the check update.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..gf import GF
 from ..soft import normalized_costs
 from .reference_graph import ScheduledDecoder
+from .reference_tmm import trellis_check_update
 
 _CHUNK_VALUES = 1 << 17
 """Message values (checks x q) per check-update chunk: about 512 KiB per float32 operand."""
@@ -87,10 +91,18 @@ def check_update(q_msgs, div_index, mul_index, xor_table):
 
 
 class MinMaxReferenceDecoder(ScheduledDecoder):
-    """GF(q) Min-Max decoder; ``decode(llr[batch, n, q]) -> DecodeResult`` (symbols in ``bits``)."""
+    """GF(q) Min-Max decoder; ``decode(llr[batch, n, q]) -> DecodeResult`` (symbols in ``bits``).
+
+    ``settings.algorithm`` picks the check rule (:data:`RULES`); the schedules, the
+    normalisation and the decisions are the same for every rule."""
+
+    RULES = {"minmax": check_update, "mmma": check_update, "tmm": trellis_check_update}
 
     def __init__(self, code, settings):
         super().__init__(code, settings)
+        self._rule = self.RULES[settings.algorithm]
+        if settings.algorithm == "tmm":
+            self._rule = functools.partial(trellis_check_update, alpha=settings.alpha)
         self.field = F = GF(code.q)
         elements = np.arange(code.q)
         values = self.graph.edge_value[:, None]
@@ -119,7 +131,7 @@ class MinMaxReferenceDecoder(ScheduledDecoder):
             mul = self._mul[sel].transpose(1, 2, 0)[:, :, None, :]
             for f0 in range(0, batch, frames_step):
                 chunk = q_msgs[f0:f0 + frames_step, r0:r0 + rows_step].transpose(2, 3, 0, 1)
-                r = check_update(np.ascontiguousarray(chunk), div, mul, self._xor)
+                r = self._rule(np.ascontiguousarray(chunk), div, mul, self._xor)
                 out[f0:f0 + frames_step, r0:r0 + rows_step] = r.transpose(2, 3, 0, 1)
         return out
 
