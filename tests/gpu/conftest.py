@@ -29,6 +29,21 @@ def cuda():
     return gpu
 
 
+def same_decisions(got, want):
+    """Two DecodeResults with equal hard decisions (bits or GF(q) symbols; the differing
+    frames named), iteration counts and syndrome flags."""
+    bad = np.flatnonzero((got.bits != want.bits).any(axis=1))
+    assert bad.size == 0, f"{bad.size} frames differ in their decisions, first {bad[:5].tolist()}"
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+    np.testing.assert_array_equal(got.valid, want.valid)
+
+
+@pytest.fixture(scope="session")
+def same():
+    """:func:`same_decisions`, for tests comparing a GPU result with the reference's."""
+    return same_decisions
+
+
 def noisy_frames(code, ebn0_db, frames, seed):
     """(codewords, float32 LLRs) of random codewords over BPSK/AWGN (gpuldpc.channel)."""
     rng = np.random.default_rng(seed)

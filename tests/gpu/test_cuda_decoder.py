@@ -22,36 +22,30 @@ def _llr_10k(code, frames):
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def _assert_same(got, want):
-    bad = np.flatnonzero((got.bits != want.bits).any(axis=1))
-    assert bad.size == 0, f"{bad.size} frames differ in bits, first {bad[:5].tolist()}"
-    np.testing.assert_array_equal(got.iterations, want.iterations)
-    np.testing.assert_array_equal(got.valid, want.valid)
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, algorithm, schedule", [
     ("wimax-2304-1/2", "nms", "layered"), ("wimax-2304-1/2", "oms", "layered"),
     ("wimax-2304-1/2", "nms", "flooding"), ("wimax-2304-1/2", "oms", "flooding"),
     ("wifi-1944-1/2", "nms", "layered")])
-def test_min_sum_bit_exact_on_10k_frames(cuda, frames, reference, name, algorithm, schedule):
+def test_min_sum_bit_exact_on_10k_frames(cuda, frames, reference, name, algorithm, schedule, same):
     code = gl.codes.get(name)
     cw, llr = _llr_10k(code, frames)
     settings = dict(algorithm=algorithm, schedule=schedule, max_iterations=10, early_stop=True)
     got = gl.Decoder(code, backend="cuda", **settings).decode(llr)
     want = reference(code, llr, **settings)
-    _assert_same(got, want)
+    same(got, want)
     # the SNR sweep spans failures and successes
     fer = (got.bits != cw).any(axis=1).reshape(len(SNRS), -1).mean(axis=1)
     assert fer[0] > 0.05 and fer[-1] < fer[0], fer
 
 
-def test_min_sum_bit_exact_fixed_iterations(cuda, frames, reference):
+def test_min_sum_bit_exact_fixed_iterations(cuda, frames, reference, same):
     code = gl.codes.get("wimax-2304-1/2")
     _, llr = frames(code, 1.5, 2500, seed=7)
     settings = dict(algorithm="nms", schedule="layered", max_iterations=10, early_stop=False)
     got = gl.Decoder(code, backend="cuda", **settings).decode(llr)
-    _assert_same(got, reference(code, llr, **settings))
+    same(got, reference(code, llr, **settings))
     assert (got.iterations == 10).all()
 
 
@@ -63,13 +57,13 @@ def _standard_codes():
 
 @pytest.mark.parametrize("name", _standard_codes())
 @pytest.mark.parametrize("algorithm, schedule", [("nms", "layered"), ("oms", "flooding")])
-def test_every_standard_code_bit_exact(cuda, frames, reference, name, algorithm, schedule):
+def test_every_standard_code_bit_exact(cuda, frames, reference, name, algorithm, schedule, same):
     code = gl.codes.get(name)
     rate = name.split("-")[-1].rstrip("AB")
     cw, llr = frames(code, EBN0_BY_RATE[rate], 200, seed=11)
     settings = dict(algorithm=algorithm, schedule=schedule, max_iterations=10, early_stop=True)
     got = gl.Decoder(code, backend="cuda", **settings).decode(llr)
-    _assert_same(got, reference(code, llr, **settings))
+    same(got, reference(code, llr, **settings))
     assert got.valid.any()
     np.testing.assert_array_equal(got.valid, code.is_codeword(got.bits))
 
@@ -101,24 +95,24 @@ def test_early_stop_gives_the_bits_of_fixed_iterations(cuda, frames):
     assert (fixed.iterations == 20).all()
 
 
-def test_input_formats_and_packed_output(cuda, frames):
+def test_input_formats_and_packed_output(cuda, frames, same):
     """float16 / int8 inputs decode like the float32 LLRs they stand for."""
     code = gl.codes.get("wimax-2304-1/2")
     _, llr = frames(code, 1.75, 1000, seed=9)
     q = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
     ref = cuda.CudaDecoder(code, early_stop=False).decode(q.astype(np.float32) * np.float32(0.25))
     got = cuda.CudaDecoder(code, early_stop=False, llr_dtype="int8", llr_scale=0.25).decode(q)
-    _assert_same(got, ref)
+    same(got, ref)
     h = llr.astype(np.float16)
     ref = cuda.CudaDecoder(code).decode(h.astype(np.float32))
     got = cuda.CudaDecoder(code, llr_dtype="float16").decode(h)
-    _assert_same(got, ref)
+    same(got, ref)
     packed = cuda.CudaDecoder(code, packed=True).decode(h.astype(np.float32))
     np.testing.assert_array_equal(packed.bits, np.packbits(ref.bits, axis=1))
     np.testing.assert_array_equal(packed.iterations, ref.iterations)
 
 
-def test_pinned_arrays_submit_and_result(cuda, frames):
+def test_pinned_arrays_submit_and_result(cuda, frames, same):
     code = gl.codes.get("wimax-2304-1/2")
     _, llr = frames(code, 1.75, 3000, seed=4)
     dec = cuda.CudaDecoder(code, streams=3, chunk_frames=256)
@@ -129,7 +123,7 @@ def test_pinned_arrays_submit_and_result(cuda, frames):
     tickets = [dec.submit(pinned, out=out), dec.submit(llr[:1000]), dec.submit(llr[1000:])]
     first, a, b = (dec.result(t) for t in tickets)
     assert first.bits is out
-    _assert_same(first, want)
+    same(first, want)
     np.testing.assert_array_equal(np.concatenate([a.bits, b.bits]), want.bits)
     np.testing.assert_array_equal(np.concatenate([a.iterations, b.iterations]), want.iterations)
 
@@ -145,7 +139,7 @@ def test_latency_preset_single_frame(cuda, frames, reference):
         assert got.iterations[0] == want.iterations[i]
 
 
-def test_calls_from_other_threads_and_two_decoders_on_one_gpu(cuda, frames):
+def test_calls_from_other_threads_and_two_decoders_on_one_gpu(cuda, frames, same):
     c1, c2 = gl.codes.get("wimax-2304-1/2"), gl.codes.get("wifi-648-1/2")
     _, l1 = frames(c1, 1.75, 1500, seed=1)
     _, l2 = frames(c2, 2.0, 1500, seed=2)
@@ -164,17 +158,17 @@ def test_calls_from_other_threads_and_two_decoders_on_one_gpu(cuda, frames):
         t.join()
     for key, want in (("a", w1), ("b", w2), ("c", w1)):
         for got in results[key]:
-            _assert_same(got, want)
+            same(got, want)
 
 
-def test_several_devices_match_one(cuda, frames):
+def test_several_devices_match_one(cuda, frames, same):
     if cuda.driver().Device.count() < 2:
         pytest.skip("needs two GPUs")
     code = gl.codes.get("wimax-2304-1/2")
     _, llr = frames(code, 1.75, 4000, seed=12)
     one = cuda.CudaDecoder(code, devices=[0]).decode(llr)
     every = cuda.CudaDecoder(code, devices="all").decode(llr)
-    _assert_same(every, one)
+    same(every, one)
 
 
 def test_syndrome_kernel(cuda, frames):

@@ -27,16 +27,10 @@ CASES = [
 ]
 
 
-def _assert_same(got, want):
-    bad = np.flatnonzero((got.bits != want.bits).any(axis=1))
-    assert bad.size == 0, f"{bad.size} frames differ in symbols, first {bad[:5].tolist()}"
-    np.testing.assert_array_equal(got.iterations, want.iterations)
-    np.testing.assert_array_equal(got.valid, want.valid)
-
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("name, schedule, ebn0, count", CASES)
-def test_same_symbols_as_reference(cuda, frames, reference, name, schedule, ebn0, count):
+def test_same_symbols_as_reference(cuda, frames, reference, name, schedule, ebn0, count, same):
     from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
     code = gl.codes.get(name)
@@ -46,13 +40,13 @@ def test_same_symbols_as_reference(cuda, frames, reference, name, schedule, ebn0
     got = dec.decode(llr)
     want = reference(code, llr, algorithm="tmm", schedule=schedule, max_iterations=10, early_stop=True,
                      alpha=0.75)
-    _assert_same(got, want)
+    same(got, want)
     assert 0 < got.valid.sum() < count, "the SNR point should mix decoded and failed frames"
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("schedule", ["layered", "flooding"])
-def test_posterior_costs_alpha_and_bit_llrs_through_the_front_door(cuda, frames, schedule):
+def test_posterior_costs_alpha_and_bit_llrs_through_the_front_door(cuda, frames, schedule, same):
     """gl.Decoder(algorithm="tmm") takes the cuda kernel; its soft output (posterior costs at
     each frame's stop), at alpha 0.6, equals the reference's; bit LLRs give the same frames."""
     code = gl.codes.get("gf32-837-726")
@@ -61,18 +55,18 @@ def test_posterior_costs_alpha_and_bit_llrs_through_the_front_door(cuda, frames,
     dec = gl.Decoder(code, backend="cuda", **kw)
     got = dec.decode(llr)
     want = gl.Decoder(code, backend="reference", **kw).decode(llr)
-    _assert_same(got, want)
+    same(got, want)
     np.testing.assert_array_equal(got.llr, want.llr)
     assert gl.Decoder(code, "tmm").backend == "cuda"
     rng = np.random.default_rng(5)
     words = code.encode(rng.integers(0, code.q, (16, code.k)))
     bits = gl.gf.GF(code.q).to_bits(words).reshape(16, -1)
     bit_llr = gl.channel.awgn_llr(bits, gl.channel.sigma_from_ebn0(3.9, code.rate), rng)
-    _assert_same(dec.decode(bit_llr), dec.decode(gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q)))
+    same(dec.decode(bit_llr), dec.decode(gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q)))
 
 
 @pytest.mark.cuda
-def test_many_frames_equal_the_cpu_backend(cuda):
+def test_many_frames_equal_the_cpu_backend(cuda, same):
     """2048 frames of gf32-837-726 at 4.0 dB (layered, 10 iterations): the cpu backend (bit for
     bit the reference, tests/decoders/test_cpu_nb.py) and the kernel agree frame for frame."""
     code = gl.codes.get("gf32-837-726")
@@ -81,7 +75,7 @@ def test_many_frames_equal_the_cpu_backend(cuda):
     llr = gl.channel.transmit(code, words, 4.0, rng)
     kw = dict(algorithm="tmm", max_iterations=10, alpha=0.6)
     got = gl.Decoder(code, backend="cuda", **kw).decode(llr)
-    _assert_same(got, gl.Decoder(code, backend="cpu", **kw).decode(llr))
+    same(got, gl.Decoder(code, backend="cpu", **kw).decode(llr))
     assert 0 < (got.bits != words).any(axis=1).sum() < 100
 
 

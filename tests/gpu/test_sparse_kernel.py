@@ -23,17 +23,11 @@ def _cuda_decoder(dec):
     return impl
 
 
-def _assert_same(got, want):
-    bad = np.flatnonzero((got.bits != want.bits).any(axis=1))
-    assert bad.size == 0, f"{bad.size} frames differ in bits, first {bad[:5].tolist()}"
-    np.testing.assert_array_equal(got.iterations, want.iterations)
-    np.testing.assert_array_equal(got.valid, want.valid)
-
 
 @pytest.mark.parametrize("precision", ["float32", "float16"])
 @pytest.mark.parametrize("schedule", ["layered", "flooding"])
 @pytest.mark.parametrize("name, ebn0, count", CASES, ids=[c[0] for c in CASES])
-def test_bit_exact_with_the_reference(cuda, frames, reference, name, ebn0, count, schedule, precision):
+def test_bit_exact_with_the_reference(cuda, frames, reference, name, ebn0, count, schedule, precision, same):
     code = gl.codes.get(name)
     cw, llr = frames(code, ebn0, count, seed=11)
     settings = dict(algorithm="nms", schedule=schedule, max_iterations=10, early_stop=True, precision=precision)
@@ -41,20 +35,20 @@ def test_bit_exact_with_the_reference(cuda, frames, reference, name, ebn0, count
     low = _cuda_decoder(dec)
     assert low.sparse and ("_f16_" if precision == "float16" else "_f32_") in low.kernel
     got = dec.decode(llr)
-    _assert_same(got, reference(code, llr, **settings))
+    same(got, reference(code, llr, **settings))
     if schedule == "layered":                          # near the waterfall: early stops and full runs
         assert got.valid.any() and (got.iterations < 10).any(), got.valid.mean()
 
 
 @pytest.mark.parametrize("posteriors", ["shared", "device"])
-def test_posteriors_in_shared_or_device_memory_alike(cuda, frames, reference, posteriors):
+def test_posteriors_in_shared_or_device_memory_alike(cuda, frames, reference, posteriors, same):
     code = gl.codes.get("dvbs2-short-2/3")
     _, llr = frames(code, 3.4, 60, seed=12)
     settings = dict(algorithm="oms", beta=0.25, schedule="layered", max_iterations=8, early_stop=False)
     dec = gl.Decoder(code, backend="cuda", posteriors=posteriors, **settings)
     assert _cuda_decoder(dec).engines[0].plan.posteriors == posteriors
     got = dec.decode(llr)
-    _assert_same(got, reference(code, llr, **settings))
+    same(got, reference(code, llr, **settings))
     assert (got.iterations == 8).all()
 
 
@@ -76,7 +70,7 @@ def test_auto_posteriors_need_sixteen_warps_an_sm_in_shared_memory(cuda, name, p
     assert _cuda_decoder(dec).engines[0].plan.posteriors == placement
 
 
-def test_input_formats_bad_llrs_and_packed_output(cuda, frames, reference):
+def test_input_formats_bad_llrs_and_packed_output(cuda, frames, reference, same):
     code = gl.codes.get("dvbs2-short-1/2")
     _, llr = frames(code, 2.4, 40, seed=13)
     llr[3, 100] = np.nan
@@ -85,13 +79,13 @@ def test_input_formats_bad_llrs_and_packed_output(cuda, frames, reference):
     want = reference(code, llr, **settings)
     assert want.bad_llr[[3, 7]].all() and want.bad_llr.sum() == 2
     got = gl.Decoder(code, backend="cuda", packed=True, **settings).decode(llr)
-    _assert_same(got, want)
+    same(got, want)
     np.testing.assert_array_equal(got.bad_llr, want.bad_llr)
     q = np.clip(np.round(llr[[0, 1, 2, 4]] * 4), -127, 127).astype(np.int8)
     half = gl.Decoder(code, backend="cuda", llr_dtype="int8", llr_scale=0.25, **settings).decode(q)
-    _assert_same(half, reference(code, q.astype(np.float32) * np.float32(0.25), **settings))
+    same(half, reference(code, q.astype(np.float32) * np.float32(0.25), **settings))
     f16 = llr[[0, 1, 2, 4]].astype(np.float16)
-    _assert_same(gl.Decoder(code, backend="cuda", llr_dtype="float16", **settings).decode(f16),
+    same(gl.Decoder(code, backend="cuda", llr_dtype="float16", **settings).decode(f16),
                  reference(code, f16.astype(np.float32), **settings))
 
 
@@ -102,7 +96,7 @@ def test_sum_product_goes_to_the_cpu(cuda):
     assert gl.Decoder(code, backend="auto", algorithm="spa").backend == "cpu"
 
 
-def test_soft_output_is_the_reference_posterior(cuda, frames):
+def test_soft_output_is_the_reference_posterior(cuda, frames, same):
     """soft_output="posterior": each frame's posteriors at its stop, float32 (binary16 converted
     exactly), the reference decoder's values, in the caller's sign."""
     code = gl.codes.get("dvbs2-short-1/2")
@@ -111,7 +105,7 @@ def test_soft_output_is_the_reference_posterior(cuda, frames):
     for precision in ("float32", "float16"):
         got = gl.Decoder(code, backend="cuda", precision=precision, **settings).decode(llr)
         want = gl.Decoder(code, backend="reference", precision=precision, **settings).decode(llr)
-        _assert_same(got, want)
+        same(got, want)
         np.testing.assert_array_equal(got.llr, want.llr)
         np.testing.assert_array_equal(got.bits, got.llr < 0)
     flipped = gl.Decoder(code, backend="cuda", positive_llr_bit=1, **settings).decode(-llr)
