@@ -321,7 +321,11 @@ class DeviceEngine:
             if slot.pending is not None:            # its host_out is about to be rewritten
                 self._wait(slot)
             if staging is not None:
-                staging.wait(start + a, start + b)
+                try:
+                    staging.wait(start + a, start + b)
+                except BaseException:
+                    self._drain(used)               # nothing lands in memory lent again
+                    raise
             try:
                 if on_device:
                     dev_in = dev_base + a * llr.frame_bytes
