@@ -77,8 +77,7 @@ from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
 from .device_memory import DevicePool, DeviceResults, device_ordinal, wait_for_stream
 from .driver import device_ids, driver
-from .host_memory import (HostRegistry, ResultPool, host_rows, is_pinned, mapped_address, release_events,
-                          pinned_empty)
+from .host_memory import HostRegistry, ResultPool, host_rows, mapped_address, pinned_empty, release_events
 
 
 def aligned_mapped_address(array: np.ndarray) -> int | None:
@@ -112,6 +111,16 @@ def split_flags(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if flags.size <= 64 and max(flags.tobytes(), default=0) < 2:
         return flags.view(bool), np.zeros(flags.size, bool)
     return (flags & 1).view(bool), flags > 1
+
+
+def drain(slots):
+    """After a failed call: wait (best effort) for what the slots (anything with a ``stream``)
+    had queued, so that no copy lands in memory lent again after its owner is gone."""
+    for slot in slots:
+        try:
+            slot.stream.synchronize()
+        except driver().Error:
+            pass
 
 
 class Ticket:
@@ -324,7 +333,7 @@ class DeviceEngine:
                 try:
                     staging.wait(start + a, start + b)
                 except BaseException:
-                    self._drain(used)               # nothing lands in memory lent again
+                    drain(used)               # nothing lands in memory lent again
                     raise
             try:
                 if on_device:
@@ -370,7 +379,7 @@ class DeviceEngine:
                         slot.input_free.record(slot.stream)     # the kernel has read the staging buffer
                         slot.staging_busy = True
             except drv.Error as exc:
-                self._drain(used + [slot])
+                drain(used + [slot])
                 raise CudaError(f"{self.where(start + a, start + b, batch)}: {exc}") from exc
             if slot not in used:
                 used.append(slot)
@@ -378,16 +387,6 @@ class DeviceEngine:
             event = drv.Event(drv.event_flags.DISABLE_TIMING)
             event.record(slot.stream)
             ticket.streams.append((self, slot, event))
-
-    @staticmethod
-    def _drain(slots):
-        """After a failed call: wait (best effort) for what the slots had queued, so that no
-        copy lands in a ticket's memory after the ticket is gone."""
-        for slot in slots:
-            try:
-                slot.stream.synchronize()
-            except driver().Error:
-                pass
 
     def _wait(self, slot: _Slot):
         """Wait for the slot's work so far; copy its pending results into their ticket."""

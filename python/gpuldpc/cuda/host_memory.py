@@ -17,7 +17,6 @@ memory it is one DMA that overlaps the other streams' work.  So
 """
 from __future__ import annotations
 
-import ctypes
 import threading
 import weakref
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from .context import CudaError, DeviceContext
 from .driver import driver
+from .engine import drain
 from .host_memory import HostRegistry, ResultPool, host_rows, pinned_empty
 from .mixed_rows import RowKernels
 
@@ -147,12 +148,11 @@ class MixedPipeline:
                                 (bits[a:b], packed_iterations[a:b], packed_flags[a:b]))
                 for slot in self.slots:
                     slot.stream.synchronize()
-            except drv.Error as exc:
-                self._drain()
-                raise CudaError(f"MixedDecoder on device {self.device} (codes {list(self.names)}, {frames} "
-                                f"frames): {exc}") from exc
-            except BaseException:
-                self._drain()
+            except BaseException as exc:
+                drain(self.slots)
+                if isinstance(exc, drv.Error):
+                    raise CudaError(f"MixedDecoder on device {self.device} (codes {list(self.names)}, {frames} "
+                                    f"frames): {exc}") from exc
                 raise
         iterations = np.empty(frames, np.int32)
         flags = np.empty(frames, np.uint8)
@@ -197,15 +197,6 @@ class MixedPipeline:
         drv.memcpy_dtoh_async(out[0], dev_bits, s)
         drv.memcpy_dtoh_async(out[1], iterations, s)
         drv.memcpy_dtoh_async(out[2], flags, s)
-
-    def _drain(self):
-        """After a failure: wait (best effort) for every slot's queued work, so no copy lands
-        in memory handed out again."""
-        for slot in self.slots:
-            try:
-                slot.stream.synchronize()
-            except driver().Error:
-                pass
 
     def close(self):
         """Free the slots' device buffers."""

@@ -141,8 +141,7 @@ class MixedDecoder:
         if _gathers_on_gpu(codes, self.backends, options):
             from ..cuda.mixed_pipeline import MixedPipeline
 
-            piece = max(self._pieces) if piece_frames else max(1, max(self._pieces) // (
-                2 if options.get("precision") == "float16" else 1))
+            piece = piece_frames or max(1, max(self._pieces) // (2 if options.get("precision") == "float16" else 1))
             try:
                 impls = [d._impl for d in self.decoders]      # the cuda backends (gpuldpc.decoders.cuda)
                 kinds = ["llr" if c.is_binary else "bits" for c in codes]     # GF(q): bit LLRs
