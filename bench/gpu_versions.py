@@ -14,13 +14,16 @@ through an entry point since removed: docs/gpu.md):
    frames, CUDA events), and end to end from int8 input;
 3. one and six codewords: hand-over to bits on the host, and the kernel alone.
 
-``--latency-only`` (v8, v10, issue 3): the latency preset's candidates
-(``LATENCY_VARIANTS``, forced through ``decoder.EDGE_PARALLEL``; v10's ``ep1x8`` also
-resident, :mod:`gpuldpc.cuda.resident`): per candidate the one-frame kernel (CUDA events, median of 300 launches), one and six
-codewords from hand-over to bits on the host, and exactness against ``ms`` as in 1.
+``--latency-only`` (v8, v10, v11, issue 3): the latency preset's candidates
+(``LATENCY_VARIANTS``, forced through ``decoder.EDGE_PARALLEL``; v11's ``pl2x8``, two layers
+a step, through ``decoder.PAIRED_ROWS``, which the others run without; v10's ``ep1x8`` and
+v11's ``pl2x8`` also resident, :mod:`gpuldpc.cuda.resident`): per candidate the one-frame
+kernel (CUDA events, median of 300 launches), one and six codewords from hand-over to bits
+on the host, and exactness against ``ms`` as in 1 (``pl2x8`` against ``ms`` on the code with
+its layers in the paired order, :func:`gpuldpc.codes.qc.in_layer_order`).
 
     python bench/gpu_versions.py --out DIR     # writes h200-binary-kernel-v7.{json,txt}
-    python bench/gpu_versions.py --latency-only --out DIR   # h200-binary-latency-v10.{json,txt}
+    python bench/gpu_versions.py --latency-only --out DIR   # <gpu>-binary-latency-v11.{json,txt}
 """
 from __future__ import annotations
 
@@ -34,9 +37,11 @@ import numpy as np
 
 import gpuldpc as gl
 from gpuldpc import cuda
+from gpuldpc.codes.qc import in_layer_order
 
 sys.path.insert(0, os.path.dirname(__file__))
 from gpu_binary import end_to_end, kernel_gbps, latency, noisy  # noqa: E402
+from timing import source_commit  # noqa: E402
 
 SNRS = (1.0, 1.5, 2.0, 2.5)
 
@@ -50,30 +55,36 @@ def frames_at_snrs(code, per_snr, seed=5):
 
 # the kernels compared: row per thread (ms) and edge-parallel (ep, decoder.EDGE_PARALLEL entries)
 VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768)}
-# the latency preset's candidates (v7's ep8x1, v8's ep2x4: docs/gpu.md)
-LATENCY_VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768), "ep2x4": (12, 2, 4, 192), "ep1x8": (12, 1, 8, 96)}
+# the latency preset's candidates (v7's ep8x1, v8's ep2x4, v10's ep1x8, v11's pl2x8: docs/gpu.md)
+LATENCY_VARIANTS = {"ms": None, "ep8x1": (12, 8, 1, 768), "ep2x4": (12, 2, 4, 192), "ep1x8": (12, 1, 8, 96),
+                    "pl2x8": (12, 1, 8, 96)}
+PAIRED = "pl2x8"                  # ep1x8 with decoder.PAIRED_ROWS: two layers a step where they pair up
 
 
 @contextlib.contextmanager
-def forced(preset, entry):
+def forced(preset, entry, paired):
     """``decoder.EDGE_PARALLEL`` for both schedules of ``preset`` set to ``entry`` (None: the
-    row-per-thread kernels) while the block runs."""
-    table = cuda.decoder.EDGE_PARALLEL
-    saved = dict(table)
+    row-per-thread kernels), and ``decoder.PAIRED_ROWS`` emptied unless ``paired``, while the
+    block runs."""
+    table, pairs = cuda.decoder.EDGE_PARALLEL, cuda.decoder.PAIRED_ROWS
+    saved, saved_pairs = dict(table), dict(pairs)
     for schedule in ("layered", "flooding"):
         table.pop((preset, schedule), None)
         if entry is not None:
             table[(preset, schedule)] = entry
+    if not paired:
+        pairs.clear()
     try:
         yield
     finally:
         table.clear()
         table.update(saved)
+        pairs.update(saved_pairs)
 
 
 def decoder(variant, code, preset="throughput", **kw):
     """A decoder of the preset on device 0 running the given kernel variant."""
-    with forced(preset, (VARIANTS if preset == "throughput" else LATENCY_VARIANTS)[variant]):
+    with forced(preset, (VARIANTS if preset == "throughput" else LATENCY_VARIANTS)[variant], variant == PAIRED):
         return cuda.CudaDecoder(code, devices=[0], preset=preset, **kw)
 
 
@@ -93,9 +104,14 @@ def exactness(per_snr, preset="throughput"):
             decs = {v: decoder(v, code, preset if v != "ms" else "throughput", max_iterations=10, streams=2,
                                chunk_frames=4096, **st) for v in table}
             res = {v: d.decode(x) for v, d in decs.items()}
-            want = res["ms"]
             for v in list(table)[1:]:
-                got = res[v]
+                got, order = res[v], decs[v].layout.order
+                want = res["ms"]
+                if order is not None:               # ms on the code with its layers in that order
+                    ms = decoder("ms", in_layer_order(code, order), max_iterations=10, streams=2, chunk_frames=4096,
+                                 **st)
+                    want = ms.decode(x)
+                    ms.close()
                 same = (np.array_equal(want.bits, got.bits) and np.array_equal(want.iterations, got.iterations)
                         and np.array_equal(want.valid, got.valid))
                 rows.append(dict(code=name, frames=len(x), kernel=decs[v].kernel, identical=bool(same),
@@ -155,7 +171,7 @@ def latency_candidates():
     """One-frame kernel and hand-over-to-bits latency of each latency candidate."""
     code = gl.codes.get("wimax-2304-1/2")
     rows = []
-    for v, resident in [(v, False) for v in LATENCY_VARIANTS] + [("ep1x8", True)]:
+    for v, resident in [(v, False) for v in LATENCY_VARIANTS] + [("ep1x8", True), (PAIRED, True)]:
         dec = (decoder(v, code, early_stop=False, streams=1, chunk_frames=132, frames_per_block=1) if v == "ms"
                else decoder(v, code, "latency", early_stop=False, resident=resident))
         for frames in (1, 6):
@@ -169,12 +185,13 @@ def latency_candidates():
 
 
 def latency_only(args):
-    doc = dict(gpu=cuda.driver().Device(0).name(), latency=latency_candidates(),
+    doc = dict(gpu=cuda.driver().Device(0).name(), commit=source_commit(), latency=latency_candidates(),
                exactness=exactness(args.per_snr, "latency"))
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "h200-binary-latency-v10.json"), "w") as f:
+    stem = os.path.join(args.out, ("h200" if "H200" in doc["gpu"] else "h100") + "-binary-latency-v11")
+    with open(stem + ".json", "w") as f:
         json.dump(doc, f, indent=1)
-    lines = [f"{doc['gpu']}: WiMAX 2304 r1/2, 10 iterations, latency candidates"]
+    lines = [f"{doc['gpu']} (commit {doc['commit']}): WiMAX 2304 r1/2, 10 iterations, latency candidates"]
     for r in doc["latency"]:
         lines.append(f"{r['kernel']:24s}{' resident' if r['resident'] else '         '} regs {r['registers']:3d} "
                      f"{r['frames']} frames: kernel {r['kernel_us']:6.1f} us, "
@@ -183,7 +200,7 @@ def latency_only(args):
     lines.append(f"latency kernels == ms: {len(doc['exactness']) - len(bad)}/{len(doc['exactness'])} "
                  f"(kernel, code, setting) identical" + "".join(f"\n  DIFFER {r}" for r in bad))
     text = "\n".join(lines)
-    with open(os.path.join(args.out, "h200-binary-latency-v10.txt"), "w") as f:
+    with open(stem + ".txt", "w") as f:
         f.write(text + "\n")
     print(text)
 

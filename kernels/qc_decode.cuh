@@ -619,10 +619,19 @@ struct EdgeParallelMinSum {
 };
 
 // Min-sum with each check row in one thread and the row's state in shared memory (the latency
-// kernel since v9, `ep12x1x8`: docs/gpu.md).  Per (layer, thread), 16-byte aligned after the +inf
-// pad slot, T = MAX_THREADS, CHUNKS = EDGES / 4:
-//   float4 msg[mb][CHUNKS][T]   the row's messages R of edges 4c..4c+3 (of the last update)
-//   uint4  col[mb][CHUNKS][T]   their columns: layered, absolute shared addresses of the
+// kernel since v9, `ep12x1x8`: docs/gpu.md).  GROUP layers a step (layered only; `pl12x2x8`,
+// GROUP 2): the host orders the layers so that those of a step share no column
+// (gpuldpc.cuda.layout.pair_layers): such layers update disjoint posteriors, so doing them at
+// once equals doing them one after the other, and the result is the layered schedule (Hocevar,
+// SiPS 2004) in that layer order, with half the steps (WiMAX rate 1/2: 6 of 12); the frame's
+// GROUP * z threads in GROUP halves, half h serving layer GROUP s + h of step s; with half the
+// steps each thread holds the R messages and columns of all its steps in registers (kRegs: 2 x
+// 6 x 8 for pl12x2x8), so a step reads and writes the posteriors only (shared memory
+// wavefronts a warp and step 40 -> 16: the steps of 6 warps were bound by them).  Per (step,
+// thread), 16-byte aligned after the +inf pad slot, T = MAX_THREADS, CHUNKS = EDGES / 4,
+// S = mb / GROUP steps (kRegs: the column table, read at each frame's start and by the parity):
+//   float4 msg[S][CHUNKS][T]    the row's messages R of edges 4c..4c+3 (of the last update)
+//   uint4  col[S][CHUNKS][T]    their columns: layered, absolute shared addresses of the
 //                               posteriors (a missing edge, or a thread of no frame: the +inf pad
 //                               slot, which reads +inf and is written +inf: never min1 or min2,
 //                               sign +); flooding, byte offsets from the array's start (missing: 1,
@@ -638,31 +647,35 @@ struct EdgeParallelMinSum {
 // bit-exact with the reference (same values as the two-min record, see EdgeParallelMinSum).  R is
 // kept unpredicated: a stopped frame's R is never used again (stores of L stay predicated).
 // Flooding steps use the plain form (predicated, relative offsets: post and acc swap).
-template <int LAYERS_MAX, int EDGES, int MAX_THREADS>
+template <int LAYERS_MAX, int EDGES, int MAX_THREADS, int GROUP = 1>
 struct SharedRowMinSum {
     static_assert(EDGES % 4 == 0 && (EDGES & (EDGES - 1)) == 0, "EDGES 4, 8, ...");
-    static constexpr int kLayers = LAYERS_MAX;
-    static constexpr int kLanes = 1;
+    static_assert(LAYERS_MAX % GROUP == 0, "whole steps");
+    static constexpr int kLayers = LAYERS_MAX / GROUP;  // steps
+    static constexpr int kGroup = GROUP;
+    static constexpr int kLanes = GROUP;                // threads a row index (one a layer of the step)
     static constexpr int kMaxThreads = MAX_THREADS;
     static constexpr int kMinBlocks = 1;
     static constexpr bool kSharedState = true;
     static constexpr int kChunks = EDGES / 4;
     static constexpr int T = MAX_THREADS;  // state stride (float4 units)
-    float rm[EDGES];      // R of the layer step about to run
-    unsigned col[EDGES];  // its columns
+    static constexpr bool kRegs = GROUP > 1;  // every step's state in registers
+    static constexpr int kHeld = kRegs ? kLayers : 1;
+    float rm[kHeld][EDGES];      // R of every step (kRegs), else of the step about to run
+    unsigned col[kHeld][EDGES];  // their columns
     float4* st;           // this thread's msg[0][0]; col[0][0] is st[cols]
-    int cols;             // mb * kChunks * T
+    int cols;             // steps * kChunks * T
     int rule;
     float alpha, beta;
     float A, B;           // f(m) = max(A m + B, 0)
     int pad;              // unused (the pad slot's address is in the column table)
 
     // bytes of shared memory after decode_frames' tables (host: + 16 for the alignment)
-    static constexpr int state_bytes(int mb) { return mb * kChunks * T * 32; }
+    static constexpr int state_bytes(int mb) { return mb / GROUP * kChunks * T * 32; }
 
     __device__ void attach(float4* state, int mb)
     {
-        cols = mb * kChunks * T;
+        cols = mb / GROUP * kChunks * T;
         st = state + threadIdx.x;
         A = rule == kOms ? 1.0f : alpha;
         B = rule == kOms ? -beta : 0.0f;
@@ -670,13 +683,25 @@ struct SharedRowMinSum {
 
     // The column table of row r (own: its entry in the posterior array post0; mine: the thread
     // serves a frame) and zero messages; RAW: edges[] as in device memory (x not yet times 4).
+    // GROUP > 1: row and layer from the thread's place in its frame's halves (decode_frames' r and
+    // own interleave the lanes), so a warp's loads are those of consecutive rows of one layer.
     template <bool FLOOD, bool RAW>
     __device__ void setup(const int2* edges, const int* layer_start, int mb, int r, int z4, int own,
                           int pad_byte, const float* post0, bool mine)
     {
+        static_assert(GROUP == 1 || !FLOOD, "layer groups: layered only");
+        int half = 0;
+        if constexpr (GROUP > 1) {
+            const int z = z4 >> 2;
+            const int t = (int)threadIdx.x % (GROUP * z);
+            half = t / z;
+            own += t - half * z - r;
+            r = t - half * z;
+        }
         const unsigned base = FLOOD ? 0u : (unsigned)__cvta_generic_to_shared(post0);
         const unsigned none = FLOOD ? 1u : base + (unsigned)pad_byte;
-        for (int l = 0; l < mb; ++l) {
+        for (int s = 0; s < mb / GROUP; ++s) {
+            const int l = s * GROUP + half;
             const int b0 = layer_start[l];
             const int dc = layer_start[l + 1] - b0;
 #pragma unroll
@@ -689,29 +714,41 @@ struct SharedRowMinSum {
                     if (RAW) g.x *= 4;
                     h[i] = e < dc && (FLOOD || mine) ? base + (unsigned)(4 * own + qc_offset(g, r, z4)) : none;
                 }
-                st[(l * kChunks + c) * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                reinterpret_cast<uint4*>(st)[cols + (l * kChunks + c) * T] = make_uint4(h[0], h[1], h[2], h[3]);
+                st[(s * kChunks + c) * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                reinterpret_cast<uint4*>(st)[cols + (s * kChunks + c) * T] = make_uint4(h[0], h[1], h[2], h[3]);
             }
         }
-        load_into(0, rm, col);
+        if constexpr (kRegs) {
+            restart(mb);
+        } else {
+            load_into(0, rm[0], col[0]);
+        }
     }
 
     // A new frame on the column table that setup left in place (decode_frames' kFrames part):
-    // zero messages of every layer, layer 0's state (R = 0 and its columns) for the first step.
+    // zero messages of every step, step 0's state (R = 0 and its columns) for the first step.
+    // kRegs: every step's columns into registers, R = 0.
     __device__ __forceinline__ void restart(int mb)
     {
+        if constexpr (!kRegs) {
 #pragma unroll 4
-        for (int i = 0; i < mb * kChunks; ++i) st[i * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-            const uint4 w = reinterpret_cast<const uint4*>(st)[cols + c * T];
-            col[4 * c] = w.x;
-            col[4 * c + 1] = w.y;
-            col[4 * c + 2] = w.z;
-            col[4 * c + 3] = w.w;
+            for (int i = 0; i < mb / GROUP * kChunks; ++i) st[i * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
 #pragma unroll
-        for (int k = 0; k < EDGES; ++k) rm[k] = 0.0f;
+        for (int s = 0; s < kHeld; ++s) {
+            if (s < mb / GROUP) {
+#pragma unroll
+                for (int c = 0; c < kChunks; ++c) {
+                    const uint4 w = reinterpret_cast<const uint4*>(st)[cols + (s * kChunks + c) * T];
+                    col[s][4 * c] = w.x;
+                    col[s][4 * c + 1] = w.y;
+                    col[s][4 * c + 2] = w.z;
+                    col[s][4 * c + 3] = w.w;
+                }
+#pragma unroll
+                for (int k = 0; k < EDGES; ++k) rm[s][k] = 0.0f;
+            }
+        }
     }
 
     __device__ __forceinline__ void load_into(int l, float (&m_out)[EDGES], unsigned (&c_out)[EDGES]) const
@@ -731,14 +768,14 @@ struct SharedRowMinSum {
         }
     }
 
-    // 1 if the thread's row of some layer is unsatisfied by the decisions of post (mine: the
-    // thread serves a frame); all loads of 4 layers at a time in flight.
+    // 1 if the thread's row of one of its layers is unsatisfied by the decisions of post (mine:
+    // the thread serves a frame); all loads of 4 steps at a time in flight.
     template <bool FLOOD>
     __device__ __forceinline__ unsigned row_fail(const float* post, int mb, bool mine) const
     {
-        unsigned bad = 0u;  // bit l: parity of layer l's row
+        unsigned bad = 0u;  // bit l: parity of step l's row
 #pragma unroll 4
-        for (int l = 0; l < (mine ? mb : 0); ++l) {
+        for (int l = 0; l < (mine ? mb / GROUP : 0); ++l) {
             unsigned p = 0u;
 #pragma unroll
             for (int c = 0; c < kChunks; ++c) {
@@ -756,24 +793,27 @@ struct SharedRowMinSum {
         return bad != 0u;
     }
 
-    // Row step of layer l (state in rm/col; post, acc: the arrays' starts); the state of layer
-    // `next` (!= l: mb >= 2) is loaded for the following step.
+    // Row step l (the thread's layer of it; post, acc: the arrays' starts).  kRegs: the state of
+    // step l in registers (l a compile-time constant: decode_frames' step loop is unrolled); else
+    // in rm[0]/col[0], and the state of step `next` (!= l: mb >= 2) is loaded for the following step.
     template <bool FLOOD>
     __device__ __forceinline__ void row(int l, bool active, float* post, float* acc, int next)
     {
         float q[EDGES], a[EDGES];
         float m1, m2;
+        float(&rl)[EDGES] = rm[kRegs ? l : 0];
+        unsigned(&cl)[EDGES] = col[kRegs ? l : 0];
         if constexpr (!FLOOD) {
             unsigned x = 0u;  // xor of the Q words: bit 31 = the sign parity
             float post_l[EDGES];
 #pragma unroll
-            for (int k = 0; k < EDGES; ++k) post_l[k] = lds_abs(col[k]);
+            for (int k = 0; k < EDGES; ++k) post_l[k] = lds_abs(cl[k]);
             float nrm[EDGES];
             unsigned ncol[EDGES];
-            load_into(next, nrm, ncol);
+            if constexpr (!kRegs) load_into(next, nrm, ncol);
 #pragma unroll
             for (int k = 0; k < EDGES; ++k) {
-                q[k] = post_l[k] - rm[k];  // a stopped frame's Q is computed, never stored
+                q[k] = post_l[k] - rl[k];  // a stopped frame's Q is computed, never stored
                 a[k] = fabsf(q[k]);
                 x ^= __float_as_uint(q[k]);  // Q is never -0.0 (llr_value)
             }
@@ -785,16 +825,18 @@ struct SharedRowMinSum {
             for (int k = 0; k < EDGES; ++k) {
                 const float r_new = __uint_as_float(__float_as_uint(a[k] == m1 ? n2 : n1) ^
                                                     (__float_as_uint(q[k]) & 0x80000000u));
-                if (active) sts_abs(col[k], q[k] + r_new);
-                rm[k] = r_new;
+                if (active) sts_abs(cl[k], q[k] + r_new);
+                rl[k] = r_new;
             }
+            if constexpr (!kRegs) {
 #pragma unroll
-            for (int c = 0; c < kChunks; ++c)
-                st[(l * kChunks + c) * T] = make_float4(rm[4 * c], rm[4 * c + 1], rm[4 * c + 2], rm[4 * c + 3]);
+                for (int c = 0; c < kChunks; ++c)
+                    st[(l * kChunks + c) * T] = make_float4(rl[4 * c], rl[4 * c + 1], rl[4 * c + 2], rl[4 * c + 3]);
 #pragma unroll
-            for (int k = 0; k < EDGES; ++k) {
-                rm[k] = nrm[k];
-                col[k] = ncol[k];
+                for (int k = 0; k < EDGES; ++k) {
+                    rl[k] = nrm[k];
+                    cl[k] = ncol[k];
+                }
             }
         } else {
             const float inf = __int_as_float(0x7f800000);
@@ -802,8 +844,8 @@ struct SharedRowMinSum {
             unsigned negs = 0u;
 #pragma unroll
             for (int k = 0; k < EDGES; ++k) {
-                has[k] = active && !(col[k] & 1u);
-                q[k] = has[k] ? at(post, (int)col[k]) - rm[k] : inf;
+                has[k] = active && !(cl[k] & 1u);
+                q[k] = has[k] ? at(post, (int)cl[k]) - rl[k] : inf;
                 a[k] = fabsf(q[k]);
                 negs ^= __float_as_uint(q[k]) >> 31;  // Q is never -0.0 (llr_value)
             }
@@ -814,14 +856,14 @@ struct SharedRowMinSum {
             for (int k = 0; k < EDGES; ++k) {
                 const float r_new = flip(a[k] == m1 ? n2 : n1, negs ^ (__float_as_uint(q[k]) >> 31));
                 if (has[k]) {
-                    at(acc, (int)col[k]) += r_new;
-                    rm[k] = r_new;
+                    at(acc, (int)cl[k]) += r_new;
+                    rl[k] = r_new;
                 }
             }
 #pragma unroll
             for (int c = 0; c < kChunks; ++c)
-                st[(l * kChunks + c) * T] = make_float4(rm[4 * c], rm[4 * c + 1], rm[4 * c + 2], rm[4 * c + 3]);
-            load_into(next, rm, col);
+                st[(l * kChunks + c) * T] = make_float4(rl[4 * c], rl[4 * c + 1], rl[4 * c + 2], rl[4 * c + 3]);
+            load_into(next, rl, cl);
         }
     }
 };
@@ -1171,10 +1213,11 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             __syncthreads();
         }
         if constexpr (M::kSharedState) {
+            const int steps = mb / M::kGroup;
 #pragma unroll
             for (int l = 0; l < M::kLayers; ++l) {
-                if (l < mb) {
-                    msgs.template row<FLOOD>(l, active, post, acc, l + 1 < mb ? l + 1 : 0);
+                if (l < steps) {
+                    msgs.template row<FLOOD>(l, active, post, acc, l + 1 < steps ? l + 1 : 0);
                     __syncthreads();
                 }
             }

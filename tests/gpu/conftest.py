@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gpuldpc as gl
+from gpuldpc.codes.qc import in_layer_order
 
 _spec = importlib.util.spec_from_file_location("gpu_reference_cache",
                                                Path(__file__).with_name("reference_cache.py"))
@@ -42,6 +43,22 @@ def same_decisions(got, want):
 def same():
     """:func:`same_decisions`, for tests comparing a GPU result with the reference's."""
     return same_decisions
+
+
+def code_in_layer_order(code, dec):
+    """``code`` with its base rows in the order the CUDA decoder ``dec`` (a ``gl.Decoder`` or a
+    ``CudaDecoder``) updates its layers (gpuldpc.codes.qc.in_layer_order): the latency preset's
+    paired-layer kernel (gpuldpc.cuda.layout.pair_layers, WiMAX rate 1/2) decodes in
+    ``layout.order``; the code itself where the order is 0..mb-1."""
+    cuda_decoder = dec._impl.decoder if hasattr(dec, "_impl") else dec
+    order = getattr(cuda_decoder.layout, "order", None)
+    return code if order is None else in_layer_order(code, order)
+
+
+@pytest.fixture(scope="session")
+def layered_as():
+    """:func:`code_in_layer_order`."""
+    return code_in_layer_order
 
 
 def noisy_frames(code, ebn0_db, frames, seed):

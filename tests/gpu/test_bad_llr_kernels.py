@@ -120,7 +120,7 @@ BINARY = [
     ("ms-flooding", dict(algorithm="oms", schedule="flooding"), "qc_ms12x7_flooding"),
     ("stored-layered", dict(algorithm="spa"), "qc_stored_layered"),
     ("stored-flooding", dict(algorithm="spa", schedule="flooding"), "qc_stored_flooding"),
-    ("ep-layered", dict(preset="latency"), "qc_ep12x1x8_layered"),
+    ("ep-layered", dict(preset="latency"), "qc_ep12x1x8_layered"),    # WiMAX 1/2: qc_pl12x2x8 (PAIRED_ROWS)
     ("ep-flooding", dict(preset="latency", schedule="flooding", algorithm="oms"), "qc_ep12x2x4_flooding"),
     ("ep12x8x1-layered", dict(algorithm="oms"), "qc_ep12x8x1_layered"),
     ("ep12x8x1-flooding", dict(schedule="flooding"), "qc_ep12x8x1_flooding"),
@@ -132,7 +132,8 @@ SCALE = {"float32": 1.0, "float16": 0.5}
 
 
 def _binary_decoder(cuda, monkeypatch, code, opts, prefix, dtype, scale):
-    """CudaDecoder of the family (the ep12x8x1 kernels, which no preset picks, by name)."""
+    """CudaDecoder of the family (the ep12x8x1 kernels, which no preset picks, by name; the
+    latency preset's layered one with two layers a step where the code's layers pair up)."""
     from gpuldpc.cuda import decoder as decoder_module
 
     if prefix.startswith("qc_ep12x8x1"):
@@ -141,12 +142,17 @@ def _binary_decoder(cuda, monkeypatch, code, opts, prefix, dtype, scale):
     if kw.get("preset") != "latency":
         kw.update(streams=2, chunk_frames=16)        # several chunks: bad frames at their edges
     dec = cuda.CudaDecoder(code, **kw)
-    assert dec.kernel == f"{prefix}_{DTYPES[dtype][0]}", dec.kernel
+    want = f"{prefix}_{DTYPES[dtype][0]}"
+    if getattr(dec.layout, "order", None) is not None:  # qc_ep12x1x8_... -> qc_pl12x2x8_...
+        head = "_".join(want.split("_")[:2]) + "_"
+        want = decoder_module.PAIRED_ROWS[head] + want[len(head):]
+    assert dec.kernel == want, dec.kernel
     return dec
 
 
 def _reference(code, opts):
-    """Reference min-sum decoder with the family's settings (None for sum-product)."""
+    """Reference min-sum decoder with the family's settings (None for sum-product); ``code``
+    with its layers in the kernel's order (fixture ``layered_as``)."""
     if opts.get("algorithm") == "spa":
         return None
     settings = dict(algorithm=opts.get("algorithm", "nms"), schedule=opts.get("schedule", "layered"),
@@ -160,7 +166,7 @@ def _reference(code, opts):
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("name", ["wimax-2304-1/2", "odd-575"])
 @pytest.mark.parametrize("family, opts, prefix", BINARY, ids=[b[0] for b in BINARY])
-def test_binary_kernels_flag_and_rule(cuda, frames, monkeypatch, family, opts, prefix, name, dtype):
+def test_binary_kernels_flag_and_rule(cuda, frames, layered_as, monkeypatch, family, opts, prefix, name, dtype):
     code = _code(name)
     _, llr32 = frames(code, 2.0, 37, seed=[b[0] for b in BINARY].index(family))
     np_type, scale = DTYPES[dtype][1], np.float32(SCALE[dtype])
@@ -168,7 +174,7 @@ def test_binary_kernels_flag_and_rule(cuda, frames, monkeypatch, family, opts, p
     dec = _binary_decoder(cuda, monkeypatch, code, opts, prefix, dtype, scale)
     oracle = dec if dtype == "float32" else _binary_decoder(cuda, monkeypatch, code, opts, prefix, "float32", 1.0)
     as_float = lambda x: np.asarray(x, np.float32) * scale  # noqa: E731  (what the kernel sees)
-    ref = _reference(code, opts)
+    ref = _reference(layered_as(code, dec), opts)
     what = f"{dec.kernel} {name}"
     rows = [0, 5, 15, 16, 17, 36]                          # first, chunk edges, middle, last
     got = _check_batch(dec, oracle, llr, _poison(llr, rows, 1), as_float, what, ref)
@@ -184,7 +190,7 @@ def test_binary_kernels_flag_and_rule(cuda, frames, monkeypatch, family, opts, p
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", ["wimax-2304-1/2", "odd-575"])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_resident_kernel_flags_and_rule(cuda, frames, name, dtype):
+def test_resident_kernel_flags_and_rule(cuda, frames, layered_as, name, dtype):
     """Latency preset, batches of up to 8 frames: the resident kernel (kernels/qc_resident.cu)."""
     code = _code(name)
     _, llr32 = frames(code, 2.0, 8, seed=3)
@@ -195,7 +201,7 @@ def test_resident_kernel_flags_and_rule(cuda, frames, name, dtype):
     oracle = cuda.CudaDecoder(code, llr_dtype="float32", **kw) if dtype != "float32" else dec
     assert dec.engines[0].plan.resident_kernel is not None, dec.kernel
     as_float = lambda x: np.asarray(x, np.float32) * scale  # noqa: E731
-    ref = _reference(code, {})
+    ref = _reference(layered_as(code, dec), {})
     what = f"resident {dec.kernel} {name}"
     _check_batch(dec, oracle, llr[:6], _poison(llr[:6], [0, 2, 5], 2), as_float, what, ref)
     _check_batch(dec, oracle, llr[:1], _poison(llr[:1], [0], 3), as_float, what + " (one frame)", ref)

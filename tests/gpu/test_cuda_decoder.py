@@ -128,11 +128,12 @@ def test_pinned_arrays_submit_and_result(cuda, frames, same):
     np.testing.assert_array_equal(np.concatenate([a.iterations, b.iterations]), want.iterations)
 
 
-def test_latency_preset_single_frame(cuda, frames, reference):
+def test_latency_preset_single_frame(cuda, frames, reference, layered_as):
     code = gl.codes.get("wimax-2304-1/2")
     _, llr = frames(code, 2.0, 6, seed=8)
     dec = gl.Decoder(code, backend="cuda", preset="latency")
-    want = reference(code, llr, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True)
+    want = reference(layered_as(code, dec), llr, algorithm="nms", schedule="layered", max_iterations=10,
+                     early_stop=True)
     for i in range(6):
         got = dec.decode(llr[i])
         np.testing.assert_array_equal(got.bits[0], want.bits[i])

@@ -99,12 +99,13 @@ def test_nb_out_of_memory_names_the_need(cuda):
 
 @pytest.mark.parametrize("batch", [1, 6, 300])
 @pytest.mark.parametrize("pinned", [False, True])
-def test_zero_copy_latency_path_equals_throughput_path(cuda, frames, batch, pinned):
-    """The latency preset reads the LLRs and writes its results in mapped host memory."""
+def test_zero_copy_latency_path_equals_throughput_path(cuda, frames, layered_as, batch, pinned):
+    """The latency preset reads the LLRs and writes its results in mapped host memory (the
+    throughput path decodes the code with its layers in the latency kernel's order)."""
     code = gl.codes.get("wimax-2304-1/2")
     cw, llr = frames(code, 2.0, batch, seed=batch)
     fast = cuda.CudaDecoder(code, devices=[0], preset="latency")
-    bulk = cuda.CudaDecoder(code, devices=[0])
+    bulk = cuda.CudaDecoder(layered_as(code, fast), devices=[0])
     assert fast.engines[0].plan.mapped_input and fast.engines[0].plan.mapped_output
     assert not (bulk.engines[0].plan.mapped_input or bulk.engines[0].plan.mapped_output)
     src = fast.pinned_llr(batch) if pinned else llr.copy()

@@ -61,7 +61,7 @@ def test_numpy_and_pinned_input_give_the_reference_results_in_pinned_arrays(cuda
 
 
 @pytest.mark.parametrize("preset", ["throughput", "latency"])
-def test_input_staged_in_the_background_step_by_step(cuda, frames, reference, monkeypatch, preset):
+def test_input_staged_in_the_background_step_by_step(cuda, frames, reference, layered_as, monkeypatch, preset):
     """A foreign buffer and a float32 array seen for the first time are staged by the copy
     threads in steps (here of 64 KiB: many steps a chunk, chunks waiting for steps) while the
     chunks before go to the GPU: the results are the reference's, through decode and submit."""
@@ -70,10 +70,10 @@ def test_input_staged_in_the_background_step_by_step(cuda, frames, reference, mo
     monkeypatch.setattr(row_copy, "STEP_BYTES", 1 << 16)
     code = gl.codes.get(WIMAX)
     _, llr = frames(code, 2.0, 1300, seed=23)
-    want = reference(code, llr)
     foreign = np.frombuffer(bytearray(llr.tobytes()), np.float32).reshape(llr.shape)
     opts = dict(streams=3, chunk_frames=200) if preset == "throughput" else dict(preset="latency")
     dec = _decoder(cuda, **opts)
+    want = reference(layered_as(code, dec), llr)
     _same(dec.decode(foreign), want)
     _same(dec.submit(foreign).result(), want)
     _same(dec.decode(llr.copy()), want)
@@ -116,7 +116,7 @@ def test_tickets_overlap_and_come_back_in_any_order(cuda, frames):
 
 
 @pytest.mark.parametrize("preset", ["throughput", "latency"])
-def test_nan_frames_found_by_the_kernels_in_a_multi_stream_batch(cuda, frames, reference, preset):
+def test_nan_frames_found_by_the_kernels_in_a_multi_stream_batch(cuda, frames, reference, layered_as, preset):
     code = gl.codes.get(WIMAX)
     cw, llr = frames(code, 2.5, 900, seed=9)
     bad = llr.copy()
@@ -127,9 +127,10 @@ def test_nan_frames_found_by_the_kernels_in_a_multi_stream_batch(cuda, frames, r
     with pytest.raises(ValueError, match=r"LLRs contain NaN or infinite values \(frames \[0, 255, 256, 511, 600, "
                                          r"899\]\)"):
         _decoder(cuda, **opts).decode(bad)
-    got = _decoder(cuda, on_bad_llr="erase", **opts).decode(bad)
+    dec = _decoder(cuda, on_bad_llr="erase", **opts)
+    got = dec.decode(bad)
     np.testing.assert_array_equal(np.flatnonzero(got.bad_llr), rows)
-    want = reference(code, bad_llr.sanitized(bad)[0])
+    want = reference(layered_as(code, dec), bad_llr.sanitized(bad)[0])
     for field in ("bits", "iterations", "valid"):
         np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
 
@@ -165,14 +166,14 @@ def test_one_thread_raising_leaves_the_others_decoding(cuda, frames):
         _same(r, want)
 
 
-def test_latency_preset_from_numpy_and_out(cuda, frames, reference):
+def test_latency_preset_from_numpy_and_out(cuda, frames, reference, layered_as):
     code = gl.codes.get(WIMAX)
     dec = _decoder(cuda, preset="latency")
     for count in (1, 6, 40):
         cw, llr = frames(code, 2.5, count, seed=count)
         first = dec.decode(llr)
         kept = first.bits.copy()
-        _same(first, reference(code, llr))
+        _same(first, reference(layered_as(code, dec), llr))
         dec.decode(frames(code, 1.0, count, seed=99)[1])
         np.testing.assert_array_equal(first.bits, kept)      # not a view of the slot's buffer
     out = np.empty((6, code.n), np.uint8)

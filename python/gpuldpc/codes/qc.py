@@ -58,3 +58,15 @@ def qc_expand(base, z: int) -> sp.csr_matrix:
     H = sp.csr_matrix((data, (rows, cols)), shape=(mb * z, nb * z))
     H.sort_indices()
     return H
+
+
+def in_layer_order(code, order):
+    """``code`` with its base rows (layers) in ``order``, as a code of its own (the same
+    codewords; the rows of H permuted): the layered schedule of the result updates the layers
+    in that order.  The CUDA latency kernel that does two layers a step decodes in such an
+    order (``CudaDecoder.layout.order``, :func:`gpuldpc.cuda.layout.pair_layers`); the
+    reference and cpu decoders of ``in_layer_order(code, order)`` give its bits exactly."""
+    from .code import Code
+
+    base = np.asarray(code.base)[list(order)]
+    return Code(f"{code.name} layers {tuple(order)}", qc_expand(base, code.z), code.k, base=base, z=code.z)

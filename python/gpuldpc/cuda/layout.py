@@ -14,6 +14,8 @@ For a code with base matrix ``B`` [mb, nb] and expansion ``z`` (``code.base``,
 Row ``r`` of layer ``l`` therefore checks the columns ``j*z + (r + s) mod z``
 of its blocks, which is row ``l*z + r`` of ``code.H``.  :func:`qc_layout`
 checks that against ``code.H`` so a kernel never decodes a different code.
+:func:`pair_layers` reorders the layers (``order``: base row ``order[l]`` is
+layer ``l``) for the kernel that does two layers of no common column a step.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class QcLayout(NamedTuple):
     edges: np.ndarray          # int32 [nblocks, 2]: (j*z + s, z - s)
     layer_start: np.ndarray    # int32 [layers + 1]
     max_row_blocks: int        # largest number of blocks in a layer (check degree)
+    order: tuple | None = None  # base rows in the layers' order, where not 0..mb-1 (:func:`pair_layers`)
 
     @property
     def nblocks(self) -> int:
@@ -80,3 +83,37 @@ def _check_against_h(code, layout: QcLayout):
     if np.count_nonzero(expanded) != rows.size or not np.array_equal(expanded, H.toarray() != 0):
         raise NotQuasiCyclic(f"code {code.name!r}: H is not the expansion of its base matrix "
                              f"(z={z}); the CUDA kernels would decode another code")
+
+
+def pair_layers(layout: QcLayout) -> QcLayout | None:
+    """``layout`` with its layers reordered so that layers ``2i`` and ``2i + 1`` share no base
+    column, or None where no such order exists (or fewer than 4 layers).  Two such layers update
+    disjoint posteriors, so the latency kernel ``pl12x2x8`` does them in one step, and its result
+    is the layered schedule in the new order (kernels/qc_decode.cuh SharedRowMinSum, GROUP 2).
+    The pairs are the first perfect matching of a depth-first search over the layers in order
+    (each pair as (lower, higher)); WiMAX rate 1/2 has one, the WiFi codes have none."""
+    mb = layout.layers
+    if mb < 4 or mb % 2:
+        return None
+    cols = [{int(c) // layout.z for c in layout.edges[layout.layer_start[l]:layout.layer_start[l + 1], 0]}
+            for l in range(mb)]
+
+    def match(free: list[int]) -> list[int] | None:
+        if not free:
+            return []
+        first, rest = free[0], free[1:]
+        for other in rest:
+            if not cols[first] & cols[other]:
+                tail = match([l for l in rest if l != other])
+                if tail is not None:
+                    return [first, other] + tail
+        return None
+
+    order = match(list(range(mb)))
+    if order is None:
+        return None
+    blocks = [np.arange(layout.layer_start[l], layout.layer_start[l + 1]) for l in order]
+    counts = np.array([b.size for b in blocks])
+    return layout._replace(edges=np.ascontiguousarray(layout.edges[np.concatenate(blocks)]),
+                           layer_start=np.concatenate([[0], np.cumsum(counts)]).astype(np.int32),
+                           order=tuple(order))
