@@ -40,10 +40,22 @@ from gpuldpc import cuda
 from gpuldpc.codes.qc import in_layer_order
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gpu_binary import end_to_end, kernel_gbps, latency, noisy  # noqa: E402
-from timing import source_commit  # noqa: E402
+from gpu_binary import end_to_end, kernel_gbps, noisy  # noqa: E402
+from timing import median_time, source_commit  # noqa: E402
 
 SNRS = (1.0, 1.5, 2.0, 2.5)
+
+
+def latency(dec, frames, reps, kernel_reps):
+    """(median seconds from hand-over to bits on the host, microseconds of the kernel alone) of
+    ``frames`` codewords in page-locked buffers through the lower-level ``dec`` (a CudaDecoder:
+    these rows compare kernels; what a user gets is in bench/gpu_front_door.py)."""
+    code = dec.code
+    src = dec.pinned_llr(frames)
+    src[:] = noisy(code, frames)[1]
+    out = dec.pinned_bits(frames)
+    t = median_time(lambda: dec.decode(src, out=out), reps=reps, warmup=reps // 10)
+    return t, code.n * frames / kernel_gbps(dec, frames, reps=kernel_reps) / 1e3
 
 
 def frames_at_snrs(code, per_snr, seed=5):
