@@ -46,7 +46,7 @@ EDGE_PARALLEL = {("latency", "layered"): (12, 1, 8, 96), ("latency", "flooding")
 # the layered row kernel with two layers of no common column a step (SharedRowMinSum GROUP 2,
 # `pl12x2x8`, 2z threads a frame), taken where :func:`.layout.pair_layers` pairs the code's layers
 # (WiMAX rate 1/2): half the layer steps, the layered schedule in the paired order
-PAIRED_ROWS = {"qc_ep12x1x8_": "qc_pl12x2x8_"}
+PAIRED_ROWS = {"qc_ep12x1x8_layered_": "qc_pl12x2x8_layered_"}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 # precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
 # entry points qc_hs<layers>x<blocks>_*), for codes of these shapes, tried in this order; both presets
