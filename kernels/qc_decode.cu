@@ -11,7 +11,8 @@
 //             (v7 ep12x8x1; v8 ep12x2x4); ep<LAYERS_MAX>x1x<EDGES>: a row a thread, its state
 //             in shared memory (SharedRowMinSum; fpb * z threads a block, and SharedRowMinSum::
 //             state_bytes(mb) + 16 more bytes of dynamic shared memory), the latency preset's since v9;
-//             pl<LAYERS_MAX>x2x<EDGES>  the same with two layers of no common column a step
+//             pl<LAYERS_MAX>x2x<ROW>  the same with two layers of no common column a step, rows of up
+//             to ROW blocks (computed at ROW edges, the table padded to 4s)
 //             (layered only; fpb * 2z threads a block; the host pairs the layers: layout.pair_layers),
 //             the latency preset's where the code's layers pair up (WiMAX rate 1/2);
 //             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats);
@@ -57,7 +58,7 @@ using Ms24x10 = RegisterMinSum<24, 10, 1, 384>;
 using Ep12x8x1 = EdgeParallelMinSum<12, 8, 1, 768, 1>;
 using Ep12x2x4 = EdgeParallelMinSum<12, 2, 4, 192, 1>;
 using Ep12x1x8 = SharedRowMinSum<12, 8, 96>;
-using Pl12x2x8 = SharedRowMinSum<12, 8, 192, 2>;
+using Pl12x2x7 = SharedRowMinSum<12, 7, 192, 2>;
 using Stored = StoredMessages<27>;
 using Hs12x7 = HalfMinSum<12, 7, 2>;
 using Hs12x8 = HalfMinSum<12, 8, 2>;
@@ -77,7 +78,7 @@ GPULDPC_SCHEDULES(qc_ms24x10, Ms24x10)
 GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
 GPULDPC_SCHEDULES(qc_ep12x2x4, Ep12x2x4)
 GPULDPC_SCHEDULES(qc_ep12x1x8, Ep12x1x8)
-GPULDPC_INPUTS(qc_pl12x2x8_layered, Pl12x2x8, false)
+GPULDPC_INPUTS(qc_pl12x2x7_layered, Pl12x2x7, false)
 GPULDPC_SCHEDULES(qc_stored, Stored)
 GPULDPC_SCHEDULES(qc_hs12x7, Hs12x7)
 GPULDPC_SCHEDULES(qc_hs12x8, Hs12x8)

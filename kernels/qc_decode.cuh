@@ -489,21 +489,22 @@ template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS>
 constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS, MAX_THREADS>> = 2;
 
 // The two smallest of a[0 .. E) (E a power of two; E = 1: a[0] and +inf): sorted pairs merged
-// in a tree of depth log2 E, (a1, a2) and (b1, b2) giving min(a1, b1) and
-// min(max(a1, b1), min(a2, b2)), the multiset's two smallest (the values of a sequential scan).
+// in a tree of depth ceil(log2 E), (a1, a2) and (b1, b2) giving min(a1, b1) and
+// min(max(a1, b1), min(a2, b2)), the multiset's two smallest (the values of a sequential scan);
+// an odd E's last value enters as the pair (a, +inf).
 template <int E>
 __device__ __forceinline__ void two_smallest(const float (&a)[E], float& m1, float& m2)
 {
     float lo[E], hi[E];
 #pragma unroll
     for (int k = 0; k < E; k += 2) {
-        lo[k] = E == 1 ? a[k] : fminf(a[k], a[k + 1 < E ? k + 1 : k]);
-        hi[k] = E == 1 ? __int_as_float(0x7f800000) : fmaxf(a[k], a[k + 1 < E ? k + 1 : k]);
+        lo[k] = k + 1 < E ? fminf(a[k], a[k + 1 < E ? k + 1 : k]) : a[k];
+        hi[k] = k + 1 < E ? fmaxf(a[k], a[k + 1 < E ? k + 1 : k]) : __int_as_float(0x7f800000);
     }
 #pragma unroll
     for (int w = 2; w < E; w <<= 1) {
 #pragma unroll
-        for (int k = 0; k < E; k += 2 * w) {
+        for (int k = 0; k + w < E; k += 2 * w) {
             const float h = fminf(fmaxf(lo[k], lo[k + w]), fminf(hi[k], hi[k + w]));
             lo[k] = fminf(lo[k], lo[k + w]);
             hi[k] = h;
@@ -619,15 +620,17 @@ struct EdgeParallelMinSum {
 };
 
 // Min-sum with each check row in one thread and the row's state in shared memory (the latency
-// kernel since v9, `ep12x1x8`: docs/gpu.md).  GROUP layers a step (layered only; `pl12x2x8`,
+// kernel since v9, `ep12x1x8`: docs/gpu.md).  GROUP layers a step (layered only; `pl12x2x7`,
 // GROUP 2): the host orders the layers so that those of a step share no column
 // (gpuldpc.cuda.layout.pair_layers): such layers update disjoint posteriors, so doing them at
 // once equals doing them one after the other, and the result is the layered schedule (Hocevar,
 // SiPS 2004) in that layer order, with half the steps (WiMAX rate 1/2: 6 of 12); the frame's
 // GROUP * z threads in GROUP halves, half h serving layer GROUP s + h of step s; with half the
 // steps each thread holds the R messages and columns of all its steps in registers (kRegs: 2 x
-// 6 x 8 for pl12x2x8), so a step reads and writes the posteriors only (shared memory
-// wavefronts a warp and step 40 -> 16: the steps of 6 warps were bound by them).  Per (step,
+// 6 x 7 for pl12x2x7), so a step reads and writes the posteriors only (shared memory
+// wavefronts a warp and step 40 -> 16: the steps of 6 warps were bound by them), and a row is
+// computed at the ROW edges the code's rows have at most (WiMAX rate 1/2: 7), not at the
+// table's EDGES (ROW rounded up to 4s; ep12x1x8: ROW = EDGES = 8).  Per (step,
 // thread), 16-byte aligned after the +inf pad slot, T = MAX_THREADS, CHUNKS = EDGES / 4,
 // S = mb / GROUP steps (kRegs: the column table, read at each frame's start and by the parity):
 //   float4 msg[S][CHUNKS][T]    the row's messages R of edges 4c..4c+3 (of the last update)
@@ -647,10 +650,11 @@ struct EdgeParallelMinSum {
 // bit-exact with the reference (same values as the two-min record, see EdgeParallelMinSum).  R is
 // kept unpredicated: a stopped frame's R is never used again (stores of L stay predicated).
 // Flooding steps use the plain form (predicated, relative offsets: post and acc swap).
-template <int LAYERS_MAX, int EDGES, int MAX_THREADS, int GROUP = 1>
+template <int LAYERS_MAX, int ROW, int MAX_THREADS, int GROUP = 1>
 struct SharedRowMinSum {
-    static_assert(EDGES % 4 == 0 && (EDGES & (EDGES - 1)) == 0, "EDGES 4, 8, ...");
+    static constexpr int EDGES = (ROW + 3) / 4 * 4;  // column table slots a row (whole uint4s)
     static_assert(LAYERS_MAX % GROUP == 0, "whole steps");
+    static_assert(GROUP > 1 || ROW == EDGES, "rows narrower than the table: the register-state form only");
     static constexpr int kLayers = LAYERS_MAX / GROUP;  // steps
     static constexpr int kGroup = GROUP;
     static constexpr int kLanes = GROUP;                // threads a row index (one a layer of the step)
@@ -799,20 +803,20 @@ struct SharedRowMinSum {
     template <bool FLOOD>
     __device__ __forceinline__ void row(int l, bool active, float* post, float* acc, int next)
     {
-        float q[EDGES], a[EDGES];
         float m1, m2;
         float(&rl)[EDGES] = rm[kRegs ? l : 0];
         unsigned(&cl)[EDGES] = col[kRegs ? l : 0];
         if constexpr (!FLOOD) {
+            float q[ROW], a[ROW];  // the row's first ROW edges (the table's others are never read)
             unsigned x = 0u;  // xor of the Q words: bit 31 = the sign parity
-            float post_l[EDGES];
+            float post_l[ROW];
 #pragma unroll
-            for (int k = 0; k < EDGES; ++k) post_l[k] = lds_abs(cl[k]);
+            for (int k = 0; k < ROW; ++k) post_l[k] = lds_abs(cl[k]);
             float nrm[EDGES];
             unsigned ncol[EDGES];
             if constexpr (!kRegs) load_into(next, nrm, ncol);
 #pragma unroll
-            for (int k = 0; k < EDGES; ++k) {
+            for (int k = 0; k < ROW; ++k) {
                 q[k] = post_l[k] - rl[k];  // a stopped frame's Q is computed, never stored
                 a[k] = fabsf(q[k]);
                 x ^= __float_as_uint(q[k]);  // Q is never -0.0 (llr_value)
@@ -822,7 +826,7 @@ struct SharedRowMinSum {
             const float n1 = __uint_as_float(opaque(__float_as_uint(fmaxf(fmaf(A, m1, B), 0.0f)) ^ pm));
             const float n2 = __uint_as_float(opaque(__float_as_uint(fmaxf(fmaf(A, m2, B), 0.0f)) ^ pm));
 #pragma unroll
-            for (int k = 0; k < EDGES; ++k) {
+            for (int k = 0; k < ROW; ++k) {
                 const float r_new = __uint_as_float(__float_as_uint(a[k] == m1 ? n2 : n1) ^
                                                     (__float_as_uint(q[k]) & 0x80000000u));
                 if (active) sts_abs(cl[k], q[k] + r_new);
@@ -839,6 +843,7 @@ struct SharedRowMinSum {
                 }
             }
         } else {
+            float q[EDGES], a[EDGES];
             const float inf = __int_as_float(0x7f800000);
             bool has[EDGES];
             unsigned negs = 0u;

@@ -182,6 +182,6 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
 // the latency preset's layered kernels (python/gpuldpc/cuda/decoder.py EDGE_PARALLEL, PAIRED_ROWS,
 // RESIDENT_PREFIXES): a layer a step, and two layers of no common column a step
 using LatencyRows = SharedRowMinSum<12, 8, 96>;
-using PairedRows = SharedRowMinSum<12, 8, 192, 2>;
+using PairedRows = SharedRowMinSum<12, 7, 192, 2>;
 GPULDPC_RESIDENT_INPUTS(qc_ep12x1x8, LatencyRows)
-GPULDPC_RESIDENT_INPUTS(qc_pl12x2x8, PairedRows)
+GPULDPC_RESIDENT_INPUTS(qc_pl12x2x7, PairedRows)

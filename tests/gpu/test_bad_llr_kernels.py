@@ -120,7 +120,7 @@ BINARY = [
     ("ms-flooding", dict(algorithm="oms", schedule="flooding"), "qc_ms12x7_flooding"),
     ("stored-layered", dict(algorithm="spa"), "qc_stored_layered"),
     ("stored-flooding", dict(algorithm="spa", schedule="flooding"), "qc_stored_flooding"),
-    ("ep-layered", dict(preset="latency"), "qc_ep12x1x8_layered"),    # WiMAX 1/2: qc_pl12x2x8 (PAIRED_ROWS)
+    ("ep-layered", dict(preset="latency"), "qc_ep12x1x8_layered"),    # WiMAX 1/2: qc_pl12x2x7 (PAIRED_ROWS)
     ("ep-flooding", dict(preset="latency", schedule="flooding", algorithm="oms"), "qc_ep12x2x4_flooding"),
     ("ep12x8x1-layered", dict(algorithm="oms"), "qc_ep12x8x1_layered"),
     ("ep12x8x1-flooding", dict(schedule="flooding"), "qc_ep12x8x1_flooding"),
@@ -143,9 +143,9 @@ def _binary_decoder(cuda, monkeypatch, code, opts, prefix, dtype, scale):
         kw.update(streams=2, chunk_frames=16)        # several chunks: bad frames at their edges
     dec = cuda.CudaDecoder(code, **kw)
     want = f"{prefix}_{DTYPES[dtype][0]}"
-    if getattr(dec.layout, "order", None) is not None:  # qc_ep12x1x8_... -> qc_pl12x2x8_...
-        head = "_".join(want.split("_")[:2]) + "_"
-        want = decoder_module.PAIRED_ROWS[head] + want[len(head):]
+    if getattr(dec.layout, "order", None) is not None:  # qc_ep12x1x8_layered_... -> qc_pl12x2x7_layered_...
+        head = "_".join(want.split("_")[:3]) + "_"
+        want = decoder_module.PAIRED_ROWS[head][0] + want[len(head):]
     assert dec.kernel == want, dec.kernel
     return dec
 

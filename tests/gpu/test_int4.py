@@ -105,7 +105,7 @@ def test_cuda_int4_wimax_latency_preset(cuda, frames):
     _, packed = _packed(frames, code, 8)
     kw = dict(backend="cuda", devices=[0], preset="latency", max_iterations=10, early_stop=False, llr_scale=SCALE)
     dec = gl.Decoder(code, llr_dtype="int4", **kw)
-    assert dec._impl.decoder.kernel.startswith("qc_pl12x2x8_layered_i8")
+    assert dec._impl.decoder.kernel.startswith("qc_pl12x2x7_layered_i8")
     ref = gl.Decoder(code, llr_dtype="int8", **kw)
     for count in (1, 6):
         _same(dec.decode(packed[:count]), ref.decode(_int8(packed[:count], code.n)), f"{count} frames")

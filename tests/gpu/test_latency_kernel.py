@@ -1,7 +1,7 @@
 """The latency preset's kernels (kernels/qc_decode.cuh SharedRowMinSum for layered,
 EdgeParallelMinSum for flooding, chosen by gpuldpc.cuda.decoder.kernel_name for rate-1/2 codes
 with z <= 96; batches of up to 8 frames go to the resident copy of the layered one,
-kernels/qc_resident.cu; WiMAX rate 1/2: two layers of no common column a step, ``pl12x2x8``)
+kernels/qc_resident.cu; WiMAX rate 1/2: two layers of no common column a step, ``pl12x2x7``)
 against the row-per-thread ``ms`` kernel of the throughput preset, which test_cuda_decoder.py
 checks bit-exactly against the reference decoder, on the code with its layers in the latency
 kernel's order: identical bits, iteration counts and syndrome flags on 2000 frames
@@ -74,7 +74,7 @@ def test_latency_kernel_equals_reference(cuda, frames, reference, layered_as):
     _, llr = frames(code, 1.5, 300, seed=17)
     settings = dict(algorithm="oms", schedule="layered", max_iterations=10, early_stop=True)
     dec = cuda.CudaDecoder(code, preset="latency", devices=[0], **settings)
-    assert dec.kernel == "qc_pl12x2x8_layered_f32"
+    assert dec.kernel == "qc_pl12x2x7_layered_f32"
     got = dec.decode(llr)
     want = reference(layered_as(code, dec), llr, **settings)
     np.testing.assert_array_equal(got.bits, want.bits)
@@ -100,13 +100,13 @@ def test_latency_kernel_choice():
 
 def test_paired_layers_for_wimax_rate_half():
     """WiMAX rate 1/2 (every z) pairs its 12 layers into 6 steps of two layers with no common
-    column (layout.pair_layers); the latency preset's layered kernel is then ``pl12x2x8`` on the
+    column (layout.pair_layers); the latency preset's layered kernel is then ``pl12x2x7`` on the
     reordered layout, still the code's rows; WiFi rate 1/2 has no such pairs, flooding and the
     throughput preset keep their kernels."""
     for name in ("wimax-576-1/2", "wimax-1440-1/2", "wimax-2304-1/2"):
         code = gl.codes.get(name)
         layout, kernel = CudaDecoder._kernel(code, "nms", "layered", "int8", "latency", "float32")
-        assert kernel == "qc_pl12x2x8_layered_i8"
+        assert kernel == "qc_pl12x2x7_layered_i8"
         assert layout.order == (0, 2, 1, 3, 4, 8, 5, 10, 6, 11, 7, 9)
         base = code.base
         for l in range(0, 12, 2):

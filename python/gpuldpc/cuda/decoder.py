@@ -44,9 +44,10 @@ REGISTER_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (16, 16), (8, 24), (16,
 # docs/gpu.md).  The throughput preset has none.
 EDGE_PARALLEL = {("latency", "layered"): (12, 1, 8, 96), ("latency", "flooding"): (12, 2, 4, 192)}
 # the layered row kernel with two layers of no common column a step (SharedRowMinSum GROUP 2,
-# `pl12x2x8`, 2z threads a frame), taken where :func:`.layout.pair_layers` pairs the code's layers
-# (WiMAX rate 1/2): half the layer steps, the layered schedule in the paired order
-PAIRED_ROWS = {"qc_ep12x1x8_layered_": "qc_pl12x2x8_layered_"}
+# `pl12x2x7`, 2z threads a frame, rows of up to 7 blocks), taken where :func:`.layout.pair_layers`
+# pairs the code's layers (WiMAX rate 1/2): half the layer steps, the layered schedule in the
+# paired order; entry prefix -> (paired prefix, its row weight limit)
+PAIRED_ROWS = {"qc_ep12x1x8_layered_": ("qc_pl12x2x7_layered_", 7)}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 # precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
 # entry points qc_hs<layers>x<blocks>_*), for codes of these shapes, tried in this order; both presets
@@ -63,7 +64,7 @@ LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "i
 SOFT_DTYPES = ("float32", "float16")
 _SMEM_DEFAULT_LIMIT = 48 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
-RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x8_")  # kernels/qc_resident.cu: their resident copies
+RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x7_")  # kernels/qc_resident.cu: their resident copies
 
 
 def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput",
@@ -110,7 +111,7 @@ def _fits(layout, variant: str, layers: int, row: int) -> bool:
 
 def kernel_lanes(kernel: str) -> int:
     """Threads per check row index of an entry point (``qc_ep<layers>x<lanes>x<edges>_...``: lanes;
-    ``qc_pl<layers>x2x<edges>_...``: 2, one a layer of the step; else 1)."""
+    ``qc_pl<layers>x2x<row>_...``: 2, one a layer of the step; else 1)."""
     variant = kernel.split("_")[1]
     return int(variant.split("x")[1]) if variant.startswith(("ep", "pl")) else 1
 
@@ -120,12 +121,12 @@ def kernel_state_bytes(kernel: str, layout, max_threads: int) -> int:
     ``qc_pl<L>x2x<E>_...``: kernels/qc_decode.cuh SharedRowMinSum) needs after the tables: per
     layer step (pl: two layers a step) and thread slot of its ``__launch_bounds__``
     (``max_threads``, the kernel's own attribute) E messages and E column addresses (8 bytes
-    each), plus 16 bytes of alignment; 0 for the other kernels."""
+    each; E rounded up to 4s), plus 16 bytes of alignment; 0 for the other kernels."""
     variant = kernel.split("_")[1]
     if not (variant.startswith("pl") or variant.startswith("ep") and kernel_lanes(kernel) == 1):
         return 0
     steps = layout.layers // kernel_lanes(kernel)
-    return 16 + steps * int(variant.split("x")[2]) * 8 * max_threads
+    return 16 + steps * -(-int(variant.split("x")[2]) // 4) * 4 * 8 * max_threads
 
 
 def kernel_pairs(kernel: str) -> tuple[int, int]:
@@ -341,9 +342,10 @@ class CudaDecoder(GpuDecoder):
             if not needs_sparse(layout):
                 name = kernel_name(layout, algorithm, schedule, llr_dtype, preset, precision)
                 prefix = next((p for p in PAIRED_ROWS if name.startswith(p)), None)
-                paired = pair_layers(layout) if prefix else None
+                paired = (pair_layers(layout) if prefix and layout.max_row_blocks <= PAIRED_ROWS[prefix][1]
+                          else None)
                 if paired is not None:
-                    return paired, PAIRED_ROWS[prefix] + name[len(prefix):]
+                    return paired, PAIRED_ROWS[prefix][0] + name[len(prefix):]
                 return layout, name
         except NotQuasiCyclic:
             pass

@@ -88,7 +88,7 @@ def _check_against_h(code, layout: QcLayout):
 def pair_layers(layout: QcLayout) -> QcLayout | None:
     """``layout`` with its layers reordered so that layers ``2i`` and ``2i + 1`` share no base
     column, or None where no such order exists (or fewer than 4 layers).  Two such layers update
-    disjoint posteriors, so the latency kernel ``pl12x2x8`` does them in one step, and its result
+    disjoint posteriors, so the latency kernel ``pl12x2x7`` does them in one step, and its result
     is the layered schedule in the new order (kernels/qc_decode.cuh SharedRowMinSum, GROUP 2).
     The pairs are the first perfect matching of a depth-first search over the layers in order
     (each pair as (lower, higher)); WiMAX rate 1/2 has one, the WiFi codes have none."""
