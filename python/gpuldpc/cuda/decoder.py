@@ -341,11 +341,11 @@ class CudaDecoder(GpuDecoder):
             layout = qc_layout(code)
             if not needs_sparse(layout):
                 name = kernel_name(layout, algorithm, schedule, llr_dtype, preset, precision)
-                prefix = next((p for p in PAIRED_ROWS if name.startswith(p)), None)
-                paired = (pair_layers(layout) if prefix and layout.max_row_blocks <= PAIRED_ROWS[prefix][1]
-                          else None)
-                if paired is not None:
-                    return paired, PAIRED_ROWS[prefix][0] + name[len(prefix):]
+                for prefix, (paired_prefix, row_limit) in PAIRED_ROWS.items():
+                    paired = pair_layers(layout) if name.startswith(prefix) and layout.max_row_blocks <= row_limit \
+                        else None
+                    if paired is not None:
+                        return paired, paired_prefix + name[len(prefix):]
                 return layout, name
         except NotQuasiCyclic:
             pass
