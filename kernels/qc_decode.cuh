@@ -642,7 +642,7 @@ struct EdgeParallelMinSum {
 // so the layer loop needs no register arrays indexed by layer (the register kernel ep12x2x4 holds
 // 197 registers and a 15 KB init).  A layered step: the row's posteriors are loaded (no base add,
 // no predicate), then the next layer's state (private: no hazard) while they are in flight; Q = L
-// - R_old; the two smallest |Q| by a tree of sorted pairs (depth log2 EDGES); magnitude f(m) =
+// - R_old; the two smallest |Q| by a tree of sorted pairs (depth ceil(log2 ROW)); magnitude f(m) =
 // max(A m + B, 0) with (A, B) = (alpha, 0) (NMS; fmaf(alpha, m, +0) rounds once, like alpha * m,
 // and the max is a no-op for alpha > 0) or (1, -beta) (OMS: m - beta, then the max), so no rule
 // branch; the sign product (parity of the Q sign bits) is folded into f(min1), f(min2) and each
