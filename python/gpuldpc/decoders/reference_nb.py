@@ -96,13 +96,12 @@ class MinMaxReferenceDecoder(ScheduledDecoder):
     ``settings.algorithm`` picks the check rule (:data:`RULES`); the schedules, the
     normalisation and the decisions are the same for every rule."""
 
-    RULES = {"minmax": check_update, "mmma": check_update, "tmm": trellis_check_update}
+    RULES = ("minmax", "mmma", "tmm")
 
     def __init__(self, code, settings):
         super().__init__(code, settings)
-        self._rule = self.RULES[settings.algorithm]
-        if settings.algorithm == "tmm":
-            self._rule = functools.partial(trellis_check_update, alpha=settings.alpha)
+        self._rule = (functools.partial(trellis_check_update, alpha=settings.alpha) if settings.algorithm == "tmm"
+                      else check_update)
         self.field = F = GF(code.q)
         elements = np.arange(code.q)
         values = self.graph.edge_value[:, None]
