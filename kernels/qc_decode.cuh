@@ -632,8 +632,9 @@ struct EdgeParallelMinSum {
 // computed at the ROW edges the code's rows have at most (WiMAX rate 1/2: 7), not at the
 // table's EDGES (ROW rounded up to 4s; ep12x1x8: ROW = EDGES = 8).  Per (step,
 // thread), 16-byte aligned after the +inf pad slot, T = MAX_THREADS, CHUNKS = EDGES / 4,
-// S = mb / GROUP steps (kRegs: the column table, read at each frame's start and by the parity):
-//   float4 msg[S][CHUNKS][T]    the row's messages R of edges 4c..4c+3 (of the last update)
+// S = mb / GROUP steps (kRegs: the column table only, read at each frame's start and by the
+// parity; R lives in registers):
+//   float4 msg[S][CHUNKS][T]    the row's messages R of edges 4c..4c+3 (of the last update; not kRegs)
 //   uint4  col[S][CHUNKS][T]    their columns: layered, absolute shared addresses of the
 //                               posteriors (a missing edge, or a thread of no frame: the +inf pad
 //                               slot, which reads +inf and is written +inf: never min1 or min2,
@@ -668,18 +669,18 @@ struct SharedRowMinSum {
     float rm[kHeld][EDGES];      // R of every step (kRegs), else of the step about to run
     unsigned col[kHeld][EDGES];  // their columns
     float4* st;           // this thread's msg[0][0]; col[0][0] is st[cols]
-    int cols;             // steps * kChunks * T
+    int cols;             // steps * kChunks * T (kRegs: 0, no msg array)
     int rule;
     float alpha, beta;
     float A, B;           // f(m) = max(A m + B, 0)
     int pad;              // unused (the pad slot's address is in the column table)
 
     // bytes of shared memory after decode_frames' tables (host: + 16 for the alignment)
-    static constexpr int state_bytes(int mb) { return mb / GROUP * kChunks * T * 32; }
+    static constexpr int state_bytes(int mb) { return mb / GROUP * kChunks * T * (kRegs ? 16 : 32); }
 
     __device__ void attach(float4* state, int mb)
     {
-        cols = mb / GROUP * kChunks * T;
+        cols = kRegs ? 0 : mb / GROUP * kChunks * T;
         st = state + threadIdx.x;
         A = rule == kOms ? 1.0f : alpha;
         B = rule == kOms ? -beta : 0.0f;
@@ -718,7 +719,7 @@ struct SharedRowMinSum {
                     if (RAW) g.x *= 4;
                     h[i] = e < dc && (FLOOD || mine) ? base + (unsigned)(4 * own + qc_offset(g, r, z4)) : none;
                 }
-                st[(s * kChunks + c) * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if constexpr (!kRegs) st[(s * kChunks + c) * T] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
                 reinterpret_cast<uint4*>(st)[cols + (s * kChunks + c) * T] = make_uint4(h[0], h[1], h[2], h[3]);
             }
         }

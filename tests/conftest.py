@@ -47,3 +47,36 @@ def bench_module():
         return module
 
     return load
+
+
+@pytest.fixture(scope="session")
+def left_to_collector():
+    """``left_to_collector(make, llr, close=False)``: the gpuldpc and pycuda objects, by type
+    (``{type name: count}``), that only Python's cyclic collector frees once ``make()``'s
+    decoder has decoded ``llr`` (and run ``close()``) and is deleted.  Empty is the goal: a
+    decoder in a reference cycle keeps its GPU objects until the collector runs, in whatever
+    thread that is, where PyCUDA cannot free them (docs/gpu.md "Tests")."""
+    import gc
+
+    def run(make, llr, close=False):
+        gc.collect()
+        dec = make()
+        dec.decode(llr)
+        if close:
+            dec.close()
+        del dec
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            kinds = {}
+            for obj in gc.garbage:
+                kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+                if kind.startswith(("gpuldpc", "pycuda")):
+                    kinds[kind] = kinds.get(kind, 0) + 1
+        finally:
+            gc.garbage.clear()
+            gc.set_debug(0)
+            gc.collect()                 # now freed for real
+        return kinds
+
+    return run

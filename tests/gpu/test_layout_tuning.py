@@ -42,8 +42,8 @@ def test_kernel_choice_by_code_shape():
     assert kernel_name(get("wimax-2304-1/2"), "nms", "layered", "float32", "latency") == \
         "qc_ep12x1x8_layered_f32"
     assert kernel_state_bytes("qc_ep12x1x8_layered_f32", get("wimax-2304-1/2"), 96) == 16 + 12 * 8 * 8 * 96
-    # two layers a step: 6 steps of 192 thread slots (registers hold R; the table keeps the columns)
-    assert kernel_state_bytes("qc_pl12x2x7_layered_f32", get("wimax-2304-1/2"), 192) == 16 + 6 * 8 * 8 * 192
+    # two layers a step: 6 steps of 192 thread slots, 8 column addresses of 4 bytes (R lives in registers)
+    assert kernel_state_bytes("qc_pl12x2x7_layered_f32", get("wimax-2304-1/2"), 192) == 16 + 6 * 8 * 4 * 192
     assert kernel_state_bytes("qc_ep12x2x4_flooding_f32", get("wimax-2304-1/2"), 192) == 0
     assert kernel_state_bytes("qc_ms12x7_layered_f32", get("wimax-2304-1/2"), 512) == 0
     assert kernel_name(get("wifi-648-1/2"), "oms", "flooding", "int8", "latency") == "qc_ep12x2x4_flooding_i8"

@@ -574,8 +574,7 @@ class ShapedBackend:
         self._free: list[np.ndarray] = []
         self._lock = threading.Lock()
         self._info_at = info_index(code)           # a slice (a view, no copy) where it can be
-        if hasattr(impl, "submit") and hasattr(impl, "result"):
-            self.submit, self.result = self._submit, self._result
+        self._can_submit = hasattr(impl, "submit") and hasattr(impl, "result")
         if self.on_device:
             self._pinned = None
             self.pinned_llr = impl.pinned_llr
@@ -584,7 +583,7 @@ class ShapedBackend:
                 setattr(self, attr, getattr(impl, attr))
 
     def _info(self, res):
-        bits, k = res.bits, self._code.k
+        bits = res.bits
         if bits.shape[1] == self._n:                       # unpacked bits
             return res._replace(info=bits[:, self._info_at])
         unpacked = np.unpackbits(bits, axis=1, count=self._n)   # packed bits (cuda option)
@@ -623,13 +622,20 @@ class ShapedBackend:
         finally:
             self._release(block)
 
+    @property
+    def submit(self):
+        """``submit(llr, out) -> handle`` where the backend has one, else None (the front then
+        decodes on a worker thread).  A property, not a bound method stored on the object: that
+        would be a reference cycle, keeping the backend's GPU objects for the cyclic collector."""
+        return self._submit if self._can_submit else None
+
     def _submit(self, llr, out=None):
         if self.on_device:
             return None, self._impl.submit(llr, out)
         decoded, block = self._recovered(llr)
         return block, self._impl.submit(decoded, out)     # the recovered LLRs live as long as the handle
 
-    def _result(self, handle):
+    def result(self, handle):
         try:
             return self._info(self._impl.result(handle[1]))
         finally:

@@ -22,28 +22,29 @@ class CudaError(BackendFault):
 
 class _Active:
     """The context manager of :meth:`DeviceContext.active` (one object per context, no
-    state per use: a plain class costs a microsecond less a call than a generator)."""
+    state per use: a plain class costs a microsecond less a call than a generator).  It holds
+    the context's lock and CUDA context, not the :class:`DeviceContext`, so that the two form
+    no reference cycle: a dropped decoder's CUDA objects are then freed at once, in the thread
+    that drops it, never later by the cyclic collector in some other thread (docs/gpu.md "Tests")."""
 
-    __slots__ = ("ctx",)
+    __slots__ = ("lock", "context")
 
-    def __init__(self, ctx):
-        self.ctx = ctx
+    def __init__(self, lock, context):
+        self.lock, self.context = lock, context
 
     def __enter__(self):
-        ctx = self.ctx
-        ctx.lock.acquire()
+        self.lock.acquire()
         try:
-            ctx.context.push()
+            self.context.push()
         except BaseException:
-            ctx.lock.release()
+            self.lock.release()
             raise
-        return ctx
 
     def __exit__(self, *exc):
         try:
             driver().Context.pop()
         finally:
-            self.ctx.lock.release()
+            self.lock.release()
 
 
 class _Current:
@@ -85,7 +86,7 @@ class DeviceContext:
                                if hasattr(a, "MAX_BLOCKS_PER_MULTIPROCESSOR") else 32),
         )
         self.unified = bool(attr(a.UNIFIED_ADDRESSING))     # host memory readable by address in kernels
-        self._active = _Active(self)
+        self._active = _Active(self.lock, self.context)
 
     def current(self):
         """``with ctx.current():`` the primary context current, *without* the device's lock:

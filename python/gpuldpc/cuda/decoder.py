@@ -9,6 +9,8 @@ tables, launch shape from the device and the kernel, paper 001 section IV-D).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..codes.shaping import Shaping
@@ -121,12 +123,14 @@ def kernel_state_bytes(kernel: str, layout, max_threads: int) -> int:
     ``qc_pl<L>x2x<E>_...``: kernels/qc_decode.cuh SharedRowMinSum) needs after the tables: per
     layer step (pl: two layers a step) and thread slot of its ``__launch_bounds__``
     (``max_threads``, the kernel's own attribute) E messages and E column addresses (8 bytes
-    each; E rounded up to 4s), plus 16 bytes of alignment; 0 for the other kernels."""
+    each; E rounded up to 4s; pl: the column addresses only, its messages live in registers),
+    plus 16 bytes of alignment; 0 for the other kernels."""
     variant = kernel.split("_")[1]
     if not (variant.startswith("pl") or variant.startswith("ep") and kernel_lanes(kernel) == 1):
         return 0
     steps = layout.layers // kernel_lanes(kernel)
-    return 16 + steps * -(-int(variant.split("x")[2]) // 4) * 4 * 8 * max_threads
+    per_edge = 4 if variant.startswith("pl") else 8
+    return 16 + steps * -(-int(variant.split("x")[2]) // 4) * 4 * per_edge * max_threads
 
 
 def kernel_pairs(kernel: str) -> tuple[int, int]:
@@ -153,7 +157,7 @@ class _QcPlan:
     def __init__(self, ctx: DeviceContext, dec: "CudaDecoder", frames_per_block):
         drv = driver()
         layout = dec.layout
-        self.dec, self.name = dec, dec.kernel
+        self.dec, self.name = weakref.proxy(dec), dec.kernel   # weak: the decoder owns the plan (no cycle)
         self.func = ctx.function(KERNEL_MODULE, dec.kernel)
         self.attributes = ctx.kernel_attributes(self.func)
         self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,

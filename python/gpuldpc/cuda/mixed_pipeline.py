@@ -132,9 +132,7 @@ class MixedPipeline:
         table[:] = order % self.piece
         packed_iterations = aux[4 * frames:8 * frames].view(np.int32)
         packed_flags = aux[8 * frames:]
-        off = _ceil16(4 * frames)
-        block = self.results.take(off + frames * self.width, [])
-        bits = block[off:].reshape(frames, self.width)
+        bits = self.results.take(frames * self.width, []).reshape(frames, self.width)
         drv = driver()
         with self.ctx.active():
             try:

@@ -32,6 +32,8 @@ flags per frame, as the reference decoders give them.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..result import make_result
@@ -76,7 +78,7 @@ class _NbPlan:
     def __init__(self, ctx, dec: "NbCudaDecoder"):
         drv = driver()
         lay = dec.layout
-        self.dec, self.name = dec, dec.kernel
+        self.dec, self.name = weakref.proxy(dec), dec.kernel   # weak: the decoder owns the plan (no cycle)
         self.fft = dec.algorithm == "fft-spa"
         # latency preset, Min-Max flooding: one frame over many multiprocessors (nb_frame.py)
         self.frame = (NbFrameKernel(ctx, lay, dec.algorithm, dec.schedule, dec.max_iterations, dec.early_stop)

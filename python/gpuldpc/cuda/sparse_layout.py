@@ -32,6 +32,7 @@ scratch holds its 16-byte row records (and those posteriors).
 """
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -139,7 +140,7 @@ class SparsePlan:
     def __init__(self, ctx, dec, llr_code: str, posteriors: str = "auto"):
         drv = driver()
         lay, lim = dec.layout, ctx.limits
-        self.dec = dec
+        self.dec = weakref.proxy(dec)   # weak: the decoder owns the plan (no cycle)
         value = 2 if dec.precision == "float16" else 4
         post_bytes = lay.n * value * (2 if dec.schedule == "flooding" else 1)
         fits = post_bytes + 16 <= lim.shared_per_block_optin
