@@ -295,6 +295,18 @@ __device__ __forceinline__ float boxplus(float a, float b)
 // Per row the state is f(min1), f(min2) (f = the NMS scale or OMS offset, so the stored
 // values are the message magnitudes) and one word: the sign bits of the messages R (bit e
 // = sign of R to edge e = parity of all Q signs xor the sign of Q_e) | idx << 27.
+// Whether a row of the wide register variants (DC_MAX > 8: the pruned 5G NR graphs, whose layers
+// hold 3 to 19 blocks, in tables of 10, 16 or 24 slots) is done at edge e: at the first whole
+// 4-edge chunk past its dc blocks, one uniform branch a chunk, instead of running every padded
+// slot (BG1 rate 8/9: 84 of 120 slots a frame pass).  The state a skipped pad slot would have left
+// is the one it keeps (select bit 0, sign +), so the numbers do not change.  The narrower variants
+// (WiFi, WiMAX) keep their branch-free rows, all loads of a row in flight together.
+template <int DC_MAX>
+__device__ __forceinline__ bool past_row(int e, int dc)
+{
+    return DC_MAX > 8 && e >= 4 && (e & 3) == 0 && e >= dc;
+}
+
 template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads>
 struct RegisterMinSum {
     static constexpr int kLayers = LAYERS_MAX;
@@ -341,11 +353,13 @@ struct RegisterMinSum {
         // Layered rows are padded to DC_MAX edges: a pad edge reads and writes a shared slot
         // holding +inf, so |Q| = inf never becomes min1 or min2 (each chain has a real edge
         // first), its sign bit is 0, and the slot stays +inf.  The loops then have no
-        // branches and the loads of all edges can be in flight together.  Flooding rows
+        // branches and the loads of all edges can be in flight together (the wide variants
+        // stop after the row's last 4-edge chunk: past_row).  Flooding rows
         // (whose pad would need a slot in two swapping arrays) skip the missing edges.
         unsigned signs = 0u;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
+            if (past_row<DC_MAX>(e, dc)) break;
             if (!FLOOD || e < dc) {
                 const int o = qc_offset(edges[e], r, z4);  // edges[] has DC_MAX spare entries
                 col[e] = FLOOD || e < dc ? o : pad;
@@ -366,6 +380,7 @@ struct RegisterMinSum {
         const unsigned rsign = signs ^ ((__popc(signs) & 1u) ? kSignMask : 0u);
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
+            if (past_row<DC_MAX>(e, dc)) break;
             if (!FLOOD || e < dc) {
                 const float r_new = flip_bit(e == idx ? n2 : n1, rsign, e);
                 if (FLOOD) at(acc, col[e]) += r_new;
@@ -398,7 +413,8 @@ struct RegisterMinSum {
 // Rows of both schedules are padded to DC_MAX blocks through the block table (decode_frames
 // gives every layer DC_MAX entries, a missing block pointing at the row's own pad word,
 // which holds half +inf): |Q| = inf is never min1 or min2, its sign is +, and the pad word
-// stays +inf (R is finite), so a row step has no branch and no select per edge.  A frame
+// stays +inf (R is finite), so a row step has no branch and no select per edge (the wide
+// variants stop after the row's last 4-edge chunk: past_row).  A frame
 // that stopped early keeps being updated in its half (its decisions were written when it
 // stopped); halves never mix, and no operation can make a NaN: R is finite and no
 // posterior is +-inf within the range the host admits.
@@ -433,9 +449,10 @@ struct HalfMinSum {
         }
     }
 
-    // One check row: r of layer l, edges = the layer's DC_MAX (padded) block table entries.
+    // One check row: r of layer l, edges = the layer's DC_MAX (padded) block table entries, dc of
+    // them real (past_row).
     template <bool FLOOD>
-    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int r, int z4)
+    __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int dc, int r, int z4)
     {
         const unsigned o1 = mag1[l], o2 = mag2[l];
         unsigned q[DC_MAX], fresh[kWords];
@@ -446,6 +463,7 @@ struct HalfMinSum {
         for (int w = 0; w < kWords; ++w) fresh[w] = 0u;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
+            if (past_row<DC_MAX>(e, dc)) break;
             col[e] = qc_offset(edges[e], r, z4);
             const int s = e & 7;
             const unsigned v = bits[l][e >> 3] << s;
@@ -468,6 +486,7 @@ struct HalfMinSum {
         const unsigned n2 = half_magnitude(m2, scale_offset) ^ sign ^ kHalfSigns;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
+            if (past_row<DC_MAX>(e, dc)) break;
             // X: take mag2 (bits 0-14), S_e (bit 15), per half; kept as the state's bits
             const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
             fresh[e >> 3] |= (x >> (e & 7)) & (0x80808080u >> (e & 7));
@@ -949,7 +968,8 @@ __device__ __forceinline__ void layer_step(M& msgs, int l, bool active, float* p
         msgs.template row<FLOOD>(l, active, post, acc);
     } else if (active) {
         if constexpr (kFramesPerThread<M> == 2) {  // every layer padded to M::kRowBlocks entries
-            msgs.template row<FLOOD>(l, post, acc, edges + l * M::kRowBlocks, r, z4);
+            msgs.template row<FLOOD>(l, post, acc, edges + l * M::kRowBlocks, layer_start[l + 1] - layer_start[l], r,
+                                     z4);
         } else {
             const int b0 = layer_start[l];
             msgs.template row<FLOOD>(l, post, acc, edges + b0, b0, layer_start[l + 1] - b0, r, z4);
