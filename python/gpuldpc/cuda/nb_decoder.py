@@ -36,7 +36,7 @@ import weakref
 
 import numpy as np
 
-from ..result import make_result
+from ..result import DecodeResult, info_index
 from .context import CudaError, DeviceContext
 from .driver import driver
 from .engine import GpuDecoder, split_flags
@@ -213,6 +213,7 @@ class NbCudaDecoder(GpuDecoder):
                 or max_iterations < 1:
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.code = code
+        self._info = info_index(code)       # where DecodeResult.info lies in the symbols (found once)
         self.layout = layout = nb_layout(code)
         self.algorithm = algorithm
         self.schedule = "flooding" if algorithm == "fft-spa" else schedule
@@ -278,8 +279,9 @@ class NbCudaDecoder(GpuDecoder):
 
     def _make_result(self, bits, iterations, flags):
         """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
-        bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`)."""
-        return make_result(self.code, bits, iterations, *split_flags(flags))
+        bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`); ``info`` a view of ``bits`` where the
+        information symbols are a run."""
+        return DecodeResult(bits, bits[:, self._info], iterations, *split_flags(flags))
 
     def __repr__(self):
         return (f"NbCudaDecoder({self.code.name!r}, {self.algorithm!r}, {self.schedule!r}, "
