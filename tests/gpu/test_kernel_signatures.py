@@ -55,3 +55,31 @@ def test_prepared_formats_match_the_kernels(path, opening, expected):
     else:
         params = _parameters(source, opening)
     assert _format(params) == expected, f"{path}: {params}"
+
+
+def test_packed_launch_packs_each_grid_and_argument_tuple_once():
+    """gpuldpc.cuda.driver.PackedLaunch (every decoding plan's launch): the buffer PyCUDA's
+    packer makes for a (grid, arguments) pair is reused while they repeat, a new pair gets its
+    own, the block shape and shared bytes go with every launch, and at most LIMIT are kept."""
+    pvt = pytest.importorskip("pycuda._pvt_struct")
+    from gpuldpc.cuda.driver import PackedLaunch
+
+    calls = []
+
+    class Func:                                # records what the launch is handed
+        arg_format = "Pif"
+
+        def _launch_kernel(self, grid, block, buf, shared, stream):
+            calls.append((grid, block, buf, shared, stream))
+
+    launch = PackedLaunch(Func(), 96, 4096)
+    launch("s0", (2, 1), 0x1000, 7, 0.5)
+    launch("s0", (2, 1), 0x1000, 7, 0.5)
+    launch("s1", (3, 1), 0x2000, 7, 0.5)
+    assert calls[0][2] is calls[1][2] and bytes(calls[0][2]) == bytes(pvt.pack("Pif", 0x1000, 7, 0.5))
+    assert bytes(calls[2][2]) == bytes(pvt.pack("Pif", 0x2000, 7, 0.5))
+    assert [c[0] for c in calls] == [(2, 1), (2, 1), (3, 1)] and [c[4] for c in calls] == ["s0", "s0", "s1"]
+    assert all(c[1] == (96, 1, 1) and c[3] == 4096 for c in calls)
+    for i in range(PackedLaunch.LIMIT + 5):
+        launch("s0", (1, 1), i, 0, 0.0)
+    assert len(launch._packed) <= PackedLaunch.LIMIT

@@ -19,7 +19,7 @@ from ..int4 import packed_width
 from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
 from .context import CudaError, DeviceContext
-from .driver import driver
+from .driver import PackedLaunch, driver
 from .engine import GpuDecoder, split_flags
 from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, pair_layers, qc_layout
@@ -164,6 +164,7 @@ class _QcPlan:
                                   frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel),
                                   state_bytes=kernel_state_bytes(dec.kernel, layout, self.attributes.max_threads))
         _prepare(self.func, _ARG_TYPES, self.shape.shared_bytes)
+        self._launch = PackedLaunch(self.func, self.shape.threads, self.shape.shared_bytes)
         self.edges = drv.to_device(layout.edges)
         self.layer_start = drv.to_device(layout.layer_start)
         self.bits_width = (dec.code.n + 7) // 8 if dec.packed else dec.code.n
@@ -206,12 +207,12 @@ class _QcPlan:
 
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
         d, lay, shape = self.dec, self.dec.layout, self.shape
-        self.func.prepared_async_call(
-            (shape.grid_blocks(count), 1), (shape.threads, 1, 1), stream,
+        self._launch(
+            stream, (shape.grid_blocks(count), 1),
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.edges, self.layer_start,
             scratch if scratch is not None else 0, lay.n, lay.z, lay.layers, lay.nblocks, count,
             shape.frames_per_block, d.max_iterations, int(d.early_stop), RULES[d.algorithm], d.alpha, d.beta,
-            out[3], shared_size=shape.shared_bytes)
+            out[3])
 
 
 class CudaDecoder(GpuDecoder):

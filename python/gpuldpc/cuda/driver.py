@@ -125,3 +125,35 @@ def load_module(name: str, device):
     except Exception as exc:
         raise BackendUnavailable(f"compiling {src} for sm_{major}{minor} failed: {exc}") from exc
     return drv.module_from_buffer(cubin), f"{src} (compiled for sm_{major}{minor})"
+
+
+class PackedLaunch:
+    """Launches of one prepared kernel (``func.prepare(arg_types)`` done) with a fixed block
+    shape and dynamic shared memory, each distinct (grid, arguments) packed once.
+
+    PyCUDA's ``prepared_async_call`` packs the arguments at every call (``pycuda._pvt_struct``):
+    of the 10-11 us that a launch of ``nb_frame`` (25 arguments) took on the H200 host, 5 us
+    were that packing and its Python; the call with the arguments packed once took 5.3 us
+    (session 11, docs/gpu_nb.md).  The latency presets launch with the same arguments call
+    after call (one slot, its buffers), so their buffer is packed once and handed to the
+    function's launch, ``Function._launch_kernel`` (what ``prepared_async_call`` calls after
+    packing).  At most :attr:`LIMIT` buffers are kept (the throughput paths' chunks vary).
+    """
+
+    LIMIT = 64
+
+    def __init__(self, func, threads: int, shared: int):
+        self.func, self.block, self.shared = func, (int(threads), 1, 1), int(shared)
+        self._packed = {}
+
+    def __call__(self, stream, grid: tuple, *args):
+        """Enqueue the kernel on ``stream`` over ``grid`` with ``args`` (as ``prepared_async_call``)."""
+        key = (grid, args)
+        buf = self._packed.get(key)
+        if buf is None:
+            from pycuda._pvt_struct import pack
+
+            if len(self._packed) >= self.LIMIT:
+                self._packed.clear()
+            buf = self._packed[key] = pack(self.func.arg_format, *args)
+        self.func._launch_kernel(grid, self.block, buf, self.shared, stream)

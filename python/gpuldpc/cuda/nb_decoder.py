@@ -38,7 +38,7 @@ import numpy as np
 
 from ..result import DecodeResult, info_index
 from .context import CudaError, DeviceContext
-from .driver import driver
+from .driver import PackedLaunch, driver
 from .engine import GpuDecoder, split_flags
 from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
@@ -92,6 +92,7 @@ class _NbPlan:
                                   dec.preset)
         self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared)
         self.func.prepare(_FFTSPA_ARGS if self.fft else _MINMAX_ARGS)
+        self._launch = PackedLaunch(self.func, self.shape.threads, self.shape.shared)
         self.tables = {name: drv.to_device(np.ascontiguousarray(getattr(lay, name)))
                        for name in ("exp", "log", "row_ptr", "edge_col", "edge_h", "vn_ptr", "vn_edge",
                                     "edge_other")}
@@ -151,8 +152,7 @@ class _NbPlan:
             args = head + (chan, ptr(r)) + outs + (t["group_ptr"], t["group_rows"], np.int32(len(d.groups[0]) - 1),
                                                    t["vn_ptr"], t["vn_edge"]) + sizes + run + (
                 np.int32(d.schedule == "flooding"), ptr(out[3]), np.float32(d.alpha))
-        self.func.prepared_async_call((count, 1), (self.shape.threads, 1, 1), stream, *args,
-                                      shared_size=self.shape.shared)
+        self._launch(stream, (count, 1), *args)
 
 
 class NbCudaDecoder(GpuDecoder):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .driver import driver
+from .driver import PackedLaunch, driver
 from .nb_layout import FIELD_SIZES, NbLayout, table_bytes
 from .tuning import blocks_per_sm
 
@@ -137,6 +137,7 @@ class NbFrameKernel:
             self._func = ctx.function("nb_frame", f"nb_frame_q{q}")
             self._func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared)
             self._func.prepare(ARG_TYPES)
+            self._launch = PackedLaunch(self._func, THREADS, self.shared)
             self.kernel_attributes = ctx.kernel_attributes(self._func)
             self._tables = {name: drv.to_device(np.ascontiguousarray(a)) for name, a in tables.items()}
             self._tables["exp"] = drv.to_device(np.ascontiguousarray(layout.exp))
@@ -173,9 +174,9 @@ class NbFrameKernel:
             drv.memset_d32_async(address, 0, self.scratch_bytes(frames) // 4, stream)
         self._scratch_frames[address] = frames
         per_frame = self.blocks_per_frame(frames)
-        self._func.prepared_async_call(
-            (frames * per_frame, 1), (THREADS, 1, 1), stream,
+        self._launch(
+            stream, (frames * per_frame, 1),
             dev_in, int(bool(in_is_bits)), dev_sym, dev_iters, dev_valid, scratch, self.frame_bytes,
             self.sym_offset, self.r_offset, self.sym_stride, per_frame, t["exp"], t["log"], t["task_row"],
             t["edge_meta"], t["stage_edge"], t["nbr_ptr"], t["nbr_row"], lay.n, self.tasks, lay.edges,
-            lay.max_degree, self.stage_max, self.max_iterations, int(self.early_stop), shared_size=self.shared)
+            lay.max_degree, self.stage_max, self.max_iterations, int(self.early_stop))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codes.shaping import LLR_FORMATS, Shaping
-from .driver import driver
+from .driver import PackedLaunch, driver
 from .stages import StagePlan
 
 MODULE = "shaping"
@@ -92,6 +92,7 @@ class RecoveryPlan(StagePlan):
         self.tables = tables
         self.func = ctx.function(MODULE, ENTRY[self.dtype])
         self.func.prepare(ARG_TYPES)
+        self._launch = PackedLaunch(self.func, THREADS, 0)
         self.src = drv.to_device(tables.src)
         self.rep_start = drv.to_device(tables.rep_start) if tables.rep_start is not None else None
         self.rep_index = drv.to_device(tables.rep_index) if tables.rep_index is not None else None
@@ -108,8 +109,8 @@ class RecoveryPlan(StagePlan):
         """Enqueue the recovery of ``count`` frames: E values a row at ``dev_in`` -> n values a
         row at ``dev_out`` (device addresses)."""
         t = self.tables
-        self.func.prepared_async_call(
-            (-(-t.n // THREADS), min(count, MAX_GRID_Y)), (THREADS, 1, 1), stream,
+        self._launch(
+            stream, (-(-t.n // THREADS), min(count, MAX_GRID_Y)),
             int(dev_in), np.int32(t.e), int(dev_out), np.int32(t.n), self.src,
             self.rep_start if self.rep_start is not None else 0,
             self.rep_index if self.rep_index is not None else 0, np.int32(count), self.certain)

@@ -38,7 +38,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..decoders.reference_graph import TannerGraph
-from .driver import driver
+from .driver import PackedLaunch, driver
 from .layout import NotQuasiCyclic
 from .tuning import WARP, LaunchShape, blocks_per_sm
 
@@ -167,6 +167,7 @@ class SparsePlan:
         self.func.prepare(_ARG_TYPES)
         self.shape = LaunchShape(1, threads, shared, blocks_per_sm(lim, self.attributes, threads, shared),
                                  lim.sm_count)
+        self._launch = PackedLaunch(self.func, threads, shared)
         self.frames_per_wave = self.shape.frames_per_wave
         self.scratch_frame = 16 * lay.m + (0 if shared else -(-post_bytes // 16) * 16)
         self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
@@ -192,9 +193,9 @@ class SparsePlan:
 
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
         d, lay = self.dec, self.dec.layout
-        self.func.prepared_async_call(
-            (count, 1), (self.shape.threads, 1, 1), stream,
+        self._launch(
+            stream, (count, 1),
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.cols_t, lay.cols_t.shape[0],
             self.layer_start, self.col_ptr, self.col_edges, self.kcol, scratch,
             self.scratch_frame, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
-            _RULES[d.algorithm], d.alpha, d.beta, out[3], shared_size=self.shape.shared_bytes)
+            _RULES[d.algorithm], d.alpha, d.beta, out[3])
