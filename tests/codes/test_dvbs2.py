@@ -197,7 +197,7 @@ def test_rows_come_in_classes_of_disjoint_checks(frame, rate, layers):
     """H stores each block row's checks in classes with disjoint supports, so the layered
     schedule (runs of consecutive disjoint rows) takes about a class at a time; check_rows
     maps the standard's check i (accumulator p_i, with p_{i-1} for i > 0) to its row."""
-    from gpuldpc.decoders.reference_graph import TannerGraph
+    from gpuldpc.codes.tanner import TannerGraph
 
     code = gl.codes.dvbs2(frame, rate)
     assert len(TannerGraph(code).layers) == layers

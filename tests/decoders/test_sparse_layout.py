@@ -9,7 +9,7 @@ import gpuldpc as gl
 from gpuldpc.cuda.decoder import CudaDecoder
 from gpuldpc.cuda.layout import NotQuasiCyclic, QcLayout
 from gpuldpc.cuda.sparse_layout import MAX_ROW, SparseLayout, needs_sparse, sparse_layout
-from gpuldpc.decoders.reference_graph import TannerGraph
+from gpuldpc.codes.tanner import TannerGraph
 
 
 def _decoded(name):

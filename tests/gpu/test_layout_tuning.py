@@ -97,3 +97,21 @@ def test_cuda_backend_unavailable_is_clear():
     with pytest.raises(gl.BackendUnavailable, match="backend 'cuda' is not usable here"):
         gl.Decoder(code, backend="cuda")
     assert gl.Decoder(code, backend="auto").backend in ("cpu", "reference")
+
+
+def test_the_cuda_package_imports_nothing_from_the_decoders():
+    """gpuldpc.cuda is a backend below gl.Decoder (issue 13 item 5, the package docstring): no
+    module of it imports gpuldpc.decoders (the Tanner graph tables it shares with the reference
+    decoders live in gpuldpc.codes.tanner)."""
+    import ast
+    from pathlib import Path
+
+    import gpuldpc.cuda
+
+    found = []
+    for path in sorted(Path(gpuldpc.cuda.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [("." * node.level) + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}: {n}" for n in names if n.startswith(("..decoders", "gpuldpc.decoders"))]
+    assert found == []

@@ -1,7 +1,7 @@
 """GF(q) code -> the tables of the GF(q) kernels (kernels/nb_*.cu) and their launch shape.
 
 Edges are the nonzeros of ``code.H`` in CSR order (row by row, columns increasing),
-the numbering of :class:`gpuldpc.decoders.reference_graph.TannerGraph`, so message
+the numbering of :class:`gpuldpc.codes.tanner.TannerGraph`, so message
 ``R[e]`` of the kernels is the reference's ``r[:, e]``:
 
 * ``row_ptr`` [m+1], ``edge_col`` [E], ``edge_h`` [E] (GF element of the edge);
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..decoders.reference_graph import TannerGraph
+from ..codes.tanner import TannerGraph
 from ..gf import GF
 from .tuning import blocks_per_sm
 

@@ -11,7 +11,7 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
   row pointer comes first;
 * ``layer_start`` int32 [layers + 1]: layer ``l`` is rows ``layer_start[l] ..
   layer_start[l+1] - 1``, the reference decoder's layers
-  (:class:`gpuldpc.decoders.reference_graph.TannerGraph`: runs of consecutive rows with
+  (:class:`gpuldpc.codes.tanner.TannerGraph`: runs of consecutive rows with
   disjoint supports, or the QC block rows), so the layered schedule is the reference's;
 * ``col_ptr`` int32 [n + 1], ``col_edges`` int32 [E, 2]: per column its edges as (row,
   position of the edge in the row), rows increasing (the flooding sum's order);
@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..decoders.reference_graph import TannerGraph
+from ..codes.tanner import TannerGraph
 from .driver import PackedLaunch, driver
 from .layout import NotQuasiCyclic
 from .tuning import WARP, LaunchShape, blocks_per_sm

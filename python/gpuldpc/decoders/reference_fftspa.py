@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..gf import GF
 from .. import bad_llr
+from ..codes.tanner import TannerGraph
+from ..gf import GF
 from ..result import make_result
-from .reference_graph import TannerGraph, run_iterations
+from .reference_graph import run_iterations
 
 _TINY = 1e-300
 
