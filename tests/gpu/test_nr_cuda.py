@@ -210,7 +210,8 @@ def test_rate_recovery_on_the_gpu_gives_the_host_recovery_bits(cuda, case):
     as they are and recovers them there (gpuldpc.cuda.recovery, kernels/shaping.cu): bits,
     iterations, valid and info equal decoding ``code.decoded`` from the host recovery
     ``code.decoded_shaping.recover(llr)`` with the same cuda settings; decode, submit/result
-    and page-locked E input alike.  The latency preset keeps the host recovery."""
+    and page-locked E input alike; the latency preset (a launched kernel, no resident one for
+    these codes) recovers on the GPU too, reading the E LLRs in place."""
     _, make_code, dtype, scale, precision, ebn0 = case
     code = make_code()
     settings = dict(algorithm="nms", schedule="layered", max_iterations=5, early_stop=True)
@@ -235,8 +236,12 @@ def test_rate_recovery_on_the_gpu_gives_the_host_recovery_bits(cuda, case):
     if ebn0 >= 4:
         assert (got.info == info).all(axis=1).mean() > 0.5
     lat = gl.Decoder(code, backend="cuda", preset="latency", **opts, **settings)
-    assert not lat._impl.on_device
-    np.testing.assert_array_equal(lat.decode(q[:3]).bits, want.bits[:3])
+    assert lat._impl.on_device
+    for start, rows in ((0, q[:1]), (0, q[:3]), (3, pinned[3:5])):   # numpy (staged) and page-locked (in place)
+        got = lat.decode(rows)
+        for field in ("bits", "iterations", "valid"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(want, field)[start:start + rows.shape[0]],
+                                          err_msg=f"latency {field}")
     for d in (dec, lat, host):
         d.close()
 

@@ -554,11 +554,12 @@ class ShapedBackend:
     so), nor, with the host recovery, page-locked input of the E LLRs.
 
     Where the recovery runs, one rule per backend (:func:`make_backend`): a backend module
-    with ``make_shaped`` returning a decoder (cuda, throughput preset) takes the E LLRs
+    with ``make_shaped`` returning a decoder (cuda, unless its latency preset's kernel is a
+    resident one: :func:`gpuldpc.decoders.cuda.keeps_resident_kernel`) takes the E LLRs
     itself (``on_device=True``: handed over as they are, registered in place or staged like
     any input, recovered by a kernel chunk by chunk, :mod:`gpuldpc.cuda.recovery`, bit for
     bit this recovery; ``pinned_llr`` then gives page-locked [batch, E] arrays); the others
-    (cpu, reference, the cuda latency preset) get the host recovery above."""
+    (cpu, reference, the cuda latency preset of a resident kernel) get the host recovery above."""
 
     def __init__(self, impl, code: ShapedCode, on_device: bool = False):
         self._impl, self._code, self.on_device = impl, code, bool(on_device)
@@ -604,7 +605,7 @@ class ShapedBackend:
             if block is None:
                 block = self._pinned(rows)
             out = block if block.shape[0] == rows else block[:rows]   # the block itself: the engine
-            # remembers the address of the array it was handed last (cuda latency preset)
+            # remembers the address of the array it was handed last (cuda latency preset, resident)
         by_rows(lambda a, b: shaping.recover(llr[a:b], out[a:b], add=False), rows, out.nbytes)
         return out, block
 

@@ -28,7 +28,8 @@ keeps the results on the GPU (not with ``packed=True``).
 Shaped codes (5G NR, :mod:`gpuldpc.codes.shaping`): :func:`make_shaped` builds the decoder
 of ``code.decoded`` with ``shaping=code.decoded_shaping``, so that the E received LLRs go
 to the GPU as they are and are recovered there (:mod:`gpuldpc.cuda.recovery`); the
-latency preset keeps the host recovery (and with it the resident kernel).
+latency preset too, except where it decodes with a resident kernel (a shaped WiMAX rate-1/2
+code), which keeps the host recovery.
 
 Soft output (``soft_output``, :mod:`gpuldpc.soft`): with the throughput preset, binary codes
 (the kernels write the posteriors, ``CudaDecoder(soft_output=True)``) and GF(q) Min-Max (the
@@ -150,8 +151,29 @@ def make(code, settings, shaping=None):
 
 def make_shaped(code, settings):
     """The decoder of a ShapedCode's ``decoded`` code taking its E received LLRs, recovered on
-    the GPU (:mod:`gpuldpc.cuda.recovery`); None for the latency preset (the caller,
-    :func:`gpuldpc.codes.shaping.make_backend`, then recovers on the host)."""
-    if settings.options.get("preset", "throughput") == "latency":
+    the GPU (:mod:`gpuldpc.cuda.recovery`: with the latency preset the recovery kernel reads
+    them in place, mapped, and the decoding kernel is launched); None where the latency preset
+    decodes ``code.decoded`` with a resident kernel (:func:`keeps_resident_kernel`), which reads
+    its input in place itself: the caller, :func:`gpuldpc.codes.shaping.make_backend`, then
+    recovers on the host and keeps it."""
+    if settings.options.get("preset", "throughput") == "latency" and keeps_resident_kernel(code.decoded, settings):
         return None
     return make(code.decoded, settings, code.decoded_shaping)
+
+
+def keeps_resident_kernel(code, settings) -> bool:
+    """Whether ``gl.Decoder(code, backend="cuda", preset="latency", ...)`` with these settings
+    decodes with a resident kernel (:mod:`gpuldpc.cuda.resident`: layered min-sum on the codes
+    the latency entry points ``RESIDENT_PREFIXES`` take, ``resident`` not turned off).  No
+    GPU needed: the kernel's name is chosen from the code's layout."""
+    from ..cuda.decoder import RESIDENT_PREFIXES, kernel_name
+    from ..cuda.layout import NotQuasiCyclic, qc_layout
+
+    if settings.schedule != "layered" or not settings.options.get("resident", True):
+        return False
+    try:
+        name = kernel_name(qc_layout(code), settings.algorithm, "layered", settings.options.get("llr_dtype", "float32"),
+                           "latency", settings.precision)
+    except NotQuasiCyclic:
+        return False
+    return name.startswith(RESIDENT_PREFIXES)
