@@ -132,9 +132,10 @@ def test_a_backend_offering_make_shaped_gets_the_e_llrs_as_they_are():
 
 
 def test_recovery_plan_launches_the_recovery_then_the_inner_plan_on_its_rows(monkeypatch):
-    """RecoveryPlan (no GPU: driver and kernel faked): E-value input frames, the recovered rows
-    at the start of the slot's scratch and the inner plan's scratch after them (256-aligned),
-    the inner launch reading the recovered rows; other attributes are the inner plan's."""
+    """RecoveryPlan (no GPU: driver, kernel and its launch faked): E-value input frames, the
+    recovered rows at the start of the slot's scratch and the inner plan's scratch after them
+    (256-aligned), the inner launch reading the recovered rows; other attributes are the inner
+    plan's."""
     from types import SimpleNamespace
 
     from gpuldpc.cuda import recovery
@@ -145,8 +146,15 @@ def test_recovery_plan_launches_the_recovery_then_the_inner_plan_on_its_rows(mon
         def prepare(self, types):
             assert types == recovery.ARG_TYPES
 
-        def prepared_async_call(self, grid, block, stream, *args):
-            calls.append(("recover", grid, block, args))
+    class Launch:                      # records what the plan hands gpuldpc.cuda.driver.PackedLaunch
+        def __init__(self, func, threads, shared):
+            assert isinstance(func, Func) and shared == 0
+            self.block = (threads, 1, 1)
+
+        def __call__(self, stream, grid, *args):
+            calls.append(("recover", grid, self.block, args))
+
+    monkeypatch.setattr(recovery, "PackedLaunch", Launch)
 
     class Inner:
         name, bits_width, frames_per_wave = "qc_hs8x24_layered_i8", 1280, 64
