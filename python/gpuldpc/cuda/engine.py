@@ -507,7 +507,8 @@ class GpuDecoder:
     def plan_on(self, device: int | None = None):
         """This decoder's plan on GPU ``device`` (default: its first), for a caller that queues
         its kernels on streams and buffers of its own (:mod:`.mixed_pipeline`): the plan
-        interface of the module docstring (``launch``, ``scratch_bytes``, ``bits_width``)."""
+        interface of the module docstring (``launch``, ``scratch_bytes``, ``bits_width``).  The
+        plan refers to this decoder weakly (no reference cycle): keep the decoder while using it."""
         return self._engine(device).plan
 
     def pinned_bits(self, batch: int) -> np.ndarray:
