@@ -94,19 +94,18 @@ def test_wifi_and_wimax_keep_their_entry_points(monkeypatch):
 
 
 def test_the_latency_preset_recovers_on_the_gpu_unless_its_kernel_is_resident():
-    """gpuldpc.decoders.cuda.keeps_resident_kernel (no GPU): a 5G NR block's decoded code has
+    """gpuldpc.cuda.decoder.latency_kernel_is_resident (no GPU): a 5G NR block's decoded code has
     no resident kernel, so its latency preset recovers the E LLRs on the GPU too; a shaped
     WiMAX 2304 r1/2 code decodes with the resident latency kernel and keeps the host recovery,
     unless ``resident=False`` or flooding."""
-    from gpuldpc.decoders.cuda import keeps_resident_kernel
-    from gpuldpc.settings import Settings
+    from gpuldpc.cuda.decoder import latency_kernel_is_resident
 
-    def settings(schedule="layered", **options):
-        return Settings("nms", schedule, 10, True, 0.75, 0.0, "float32", None, dict(preset="latency", **options))
+    def keeps_resident_kernel(code, schedule="layered", resident=True):
+        return latency_kernel_is_resident(code, "nms", schedule, "float32", "float32", resident)
 
     wimax = gl.codes.shaped(gl.codes.get("wimax-2304-1/2"), punctured=range(2200, 2304))
-    assert keeps_resident_kernel(wimax.decoded, settings())
-    assert not keeps_resident_kernel(wimax.decoded, settings(resident=False))
-    assert not keeps_resident_kernel(wimax.decoded, settings("flooding"))
+    assert keeps_resident_kernel(wimax.decoded)
+    assert not keeps_resident_kernel(wimax.decoded, resident=False)
+    assert not keeps_resident_kernel(wimax.decoded, "flooding")
     for k, e in ((8448, 9504), (3840, 4320), (500, 1000)):
-        assert not keeps_resident_kernel(gl.codes.nr(k, e).decoded, settings())
+        assert not keeps_resident_kernel(gl.codes.nr(k, e).decoded)

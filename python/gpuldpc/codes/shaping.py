@@ -555,7 +555,7 @@ class ShapedBackend:
 
     Where the recovery runs, one rule per backend (:func:`make_backend`): a backend module
     with ``make_shaped`` returning a decoder (cuda, unless its latency preset's kernel is a
-    resident one: :func:`gpuldpc.decoders.cuda.keeps_resident_kernel`) takes the E LLRs
+    resident one: :func:`gpuldpc.cuda.decoder.latency_kernel_is_resident`) takes the E LLRs
     itself (``on_device=True``: handed over as they are, registered in place or staged like
     any input, recovered by a kernel chunk by chunk, :mod:`gpuldpc.cuda.recovery`, bit for
     bit this recovery; ``pinned_llr`` then gives page-locked [batch, E] arrays); the others

@@ -133,6 +133,24 @@ def kernel_state_bytes(kernel: str, layout, max_threads: int) -> int:
     return 16 + steps * -(-int(variant.split("x")[2]) // 4) * 4 * per_edge * max_threads
 
 
+def has_resident_copy(kernel: str, schedule: str) -> bool:
+    """Whether an entry point has a resident copy in kernels/qc_resident.cu (the layered latency
+    kernels of :data:`RESIDENT_PREFIXES`)."""
+    return schedule == "layered" and kernel.startswith(RESIDENT_PREFIXES)
+
+
+def latency_kernel_is_resident(code, algorithm: str, schedule: str, llr_dtype: str, precision: str,
+                               resident: bool = True) -> bool:
+    """Whether ``CudaDecoder(code, ..., preset="latency")`` with these settings decodes with a
+    resident kernel (:mod:`.resident`), decided as the decoder decides it, without a GPU: the
+    entry point :meth:`CudaDecoder._kernel` picks, with a resident copy, ``resident`` on."""
+    try:
+        _, kernel = CudaDecoder._kernel(code, algorithm, schedule, llr_dtype, "latency", precision)
+    except NotQuasiCyclic:
+        return False
+    return resident and has_resident_copy(kernel, schedule)
+
+
 def kernel_pairs(kernel: str) -> tuple[int, int]:
     """(frames a thread serves, block-table entries a layer): (2, blocks) for the binary16 entry
     points ``qc_hs<layers>x<blocks>_...`` (a half2 frame pair, rows padded through the table),
@@ -177,7 +195,7 @@ class _QcPlan:
         self.mapped_input = self.mapped_output = dec.preset == "latency" and ctx.unified
         # and its small chunks go to a resident copy of the kernel (:mod:`.resident`)
         self.resident_kernel = (resident_name(dec.kernel) if dec.resident and self.mapped_input
-                                and dec.schedule == "layered" and dec.kernel.startswith(RESIDENT_PREFIXES)
+                                and has_resident_copy(dec.kernel, dec.schedule)
                                 and self.shape.frames_per_block == 1 else None)
         self.ctx = ctx
 

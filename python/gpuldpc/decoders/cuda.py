@@ -153,27 +153,15 @@ def make_shaped(code, settings):
     """The decoder of a ShapedCode's ``decoded`` code taking its E received LLRs, recovered on
     the GPU (:mod:`gpuldpc.cuda.recovery`: with the latency preset the recovery kernel reads
     them in place, mapped, and the decoding kernel is launched); None where the latency preset
-    decodes ``code.decoded`` with a resident kernel (:func:`keeps_resident_kernel`), which reads
-    its input in place itself: the caller, :func:`gpuldpc.codes.shaping.make_backend`, then
-    recovers on the host and keeps it."""
-    if settings.options.get("preset", "throughput") == "latency" and keeps_resident_kernel(code.decoded, settings):
+    decodes ``code.decoded`` with a resident kernel
+    (:func:`gpuldpc.cuda.decoder.latency_kernel_is_resident`), which reads its input in place
+    itself: the caller, :func:`gpuldpc.codes.shaping.make_backend`, then recovers on the host
+    and keeps it."""
+    from ..cuda.decoder import latency_kernel_is_resident
+
+    o = settings.options
+    if o.get("preset", "throughput") == "latency" and latency_kernel_is_resident(
+            code.decoded, settings.algorithm, settings.schedule, o.get("llr_dtype", "float32"), settings.precision,
+            o.get("resident", True)):
         return None
     return make(code.decoded, settings, code.decoded_shaping)
-
-
-def keeps_resident_kernel(code, settings) -> bool:
-    """Whether ``gl.Decoder(code, backend="cuda", preset="latency", ...)`` with these settings
-    decodes with a resident kernel (:mod:`gpuldpc.cuda.resident`: layered min-sum on the codes
-    the latency entry points ``RESIDENT_PREFIXES`` take, ``resident`` not turned off).  No
-    GPU needed: the kernel's name is chosen from the code's layout."""
-    from ..cuda.decoder import RESIDENT_PREFIXES, kernel_name
-    from ..cuda.layout import NotQuasiCyclic, qc_layout
-
-    if settings.schedule != "layered" or not settings.options.get("resident", True):
-        return False
-    try:
-        name = kernel_name(qc_layout(code), settings.algorithm, "layered", settings.options.get("llr_dtype", "float32"),
-                           "latency", settings.precision)
-    except NotQuasiCyclic:
-        return False
-    return name.startswith(RESIDENT_PREFIXES)
