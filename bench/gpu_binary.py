@@ -104,7 +104,8 @@ def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, de
     if pinned:
         src[:] = llr
     res = front.decode(src)
-    fer = float((res.bits != cw).any(axis=1).mean())
+    bits = np.unpackbits(res.bits, axis=1, count=code.n) if opts.get("packed") else res.bits
+    fer = float((bits != cw).any(axis=1).mean())
     t = median_time(lambda: front.decode(src), reps=5)
     return front._impl.decoder, t, fer
 

@@ -157,20 +157,23 @@ def throughput_rows(code, reps):
         rows.append(r)
     erase.close()
     dec.close()
-    # int8 and packed int4 LLRs, binary16 messages (issue 16 item 4: PCIe bounds 55 / 110 Gb/s in)
-    for llr_dtype, scale in (("int8", 0.25), ("int4", 0.75)):
+    # int8 and packed int4 LLRs, binary16 messages (issue 16 item 4: PCIe bounds 55 / 110 Gb/s in);
+    # each also with packed=True (gpuldpc.packed_bits: an eighth of the decisions' bytes out)
+    for llr_dtype, scale, packed in (("int8", 0.25, False), ("int8", 0.25, True), ("int4", 0.75, False),
+                                     ("int4", 0.75, True)):
         half = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0],
-                          precision="float16", llr_dtype=llr_dtype, llr_scale=scale)
+                          precision="float16", llr_dtype=llr_dtype, llr_scale=scale, packed=packed)
         batch = half.preferred_batch("throughput")
         cw, llr = noisy(code, batch)
         q = (gl.pack_int4(llr, scale) if llr_dtype == "int4"
              else np.clip(np.round(llr / scale), -127, 127).astype(np.int8))
         qp = half.pinned_llr(batch)
         qp[:] = q
-        fer = fer_of(half.decode(qp), cw)
+        fer = fer_of(half.decode(qp), np.packbits(cw, axis=1) if packed else cw)
         for src, what in ((qp, "pinned"), (q, "numpy, same array")):
             rows.append(row(code, batch, median_time(lambda: half.decode(src), reps), "gl.Decoder", what,
-                            llr_dtype=llr_dtype, fer=fer, precision="float16", llr_scale=scale))
+                            llr_dtype=llr_dtype, fer=fer, precision="float16", llr_scale=scale,
+                            output="packed bits" if packed else "bits"))
         low = half._impl.decoder                  # one chunk's launch, the int4 unpack kernel included
         chunk = low.engines[0].chunk
         rows[-2]["kernel_gbps"] = code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9

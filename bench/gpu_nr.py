@@ -100,18 +100,19 @@ def ours(code, reps):
                         precision="float16", **shape))
         half.close()
     q, scale = quantized(llr)
-    for precision in ("float16", "float32"):
+    for precision, packed in (("float16", False), ("float16", True), ("float32", False)):
         try:
             narrow = gl.Decoder(code, backend="cuda", devices=[0], precision=precision, llr_dtype="int8",
-                                llr_scale=scale, **settings)
+                                llr_scale=scale, packed=packed, **settings)
         except gl.BackendUnavailable as exc:
             notes.append(f"int8 LLRs, precision={precision!r}: {exc}")
             continue
         frames = narrow.preferred_batch("throughput")      # its own batch (binary16: two frames a thread)
         qb, ib = np.resize(q, (frames, q.shape[1])), np.resize(info, (frames, info.shape[1]))
         r = row(code, frames, median_time(lambda: narrow.decode(qb), reps), "gl.Decoder", "numpy int8",
-                fer_of(narrow.decode(qb).info, ib), llr_dtype="int8", llr_scale=scale, backend="cuda",
-                schedule="layered", precision=precision, **shape)
+                fer_of(narrow.decode(qb).info, np.packbits(ib, axis=1) if packed else ib), llr_dtype="int8",
+                llr_scale=scale, backend="cuda", schedule="layered", precision=precision,
+                output="packed bits" if packed else "bits", **shape)
         low = narrow._impl._impl.decoder                   # ShapedBackend -> cuda backend -> CudaDecoder
         chunk = low.engines[0].chunk
         r["kernel_info_gbps"] = code.k * chunk / low.kernel_seconds(frames=chunk) / 1e9   # kernel only, labelled
@@ -265,7 +266,9 @@ def main(argv=None):
                      + (f"  one block: {r['latency_us']:.1f} us median, {r['latency_p99_us']:.1f} p99"
                         if r.get("preset") == "latency" else "")
                      + (f"  kernel only {r['kernel_info_gbps']:.1f} Gb/s info ({r['kernel']})"
-                        if r.get("kernel_info_gbps") else ""))
+                        if r.get("kernel_info_gbps") else "")
+                     + ("  packed=True (an eighth of the decisions' bytes out)" if r.get("output") == "packed bits"
+                        else ""))
     lines += [f"note {k}: {v}" for k, v in notes.items()]
     with open(stem + ".txt", "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -23,7 +23,8 @@ def check_choice(name, value, choices):
 class Settings:
     """Validated decoder settings handed to a backend (``on_bad_llr``: :mod:`gpuldpc.bad_llr`;
     ``soft_output``: :mod:`gpuldpc.soft`, a backend writes posteriors for any value but None;
-    ``soft_dtype``: theirs, float16 converted by the front door unless the backend gives it)."""
+    ``soft_dtype``: theirs, float16 converted by the front door unless the backend gives it;
+    ``packed``: hard decisions packed eight to a byte, :mod:`gpuldpc.packed_bits`)."""
 
     algorithm: str
     schedule: str
@@ -38,3 +39,4 @@ class Settings:
     positive_llr_bit: int = 0
     soft_output: str | None = None
     soft_dtype: str = "float32"
+    packed: bool = False

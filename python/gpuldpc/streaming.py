@@ -337,6 +337,9 @@ class StreamDecoder:
         _check_choice("preset", preset, PRESETS)
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 0:
             raise ValueError(f"batch must be an integer >= 0 (0 = from the preset), got {batch!r}")
+        if decoder_args.get("packed"):
+            raise ValueError("packed=True: the decoder blocks write one bit a byte (GNU Radio's unpacked bytes); "
+                             "pack them downstream (blocks.unpacked_to_packed_bb(1, gr.GR_MSB_FIRST))")
         self.vlen_in, self.vlen_out = decoder_lengths(self.code, output, llr_input, output_format)
         self.output = output
         self.on_failure = on_failure

@@ -64,6 +64,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import packed_bits
 from ..bad_llr import LLR_SATURATION
 from ..float16 import FLOAT16_MAX
 from ..result import info_index
@@ -561,10 +562,9 @@ class ShapedBackend:
     bit this recovery; ``pinned_llr`` then gives page-locked [batch, E] arrays); the others
     (cpu, reference, the cuda latency preset of a resident kernel) get the host recovery above."""
 
-    def __init__(self, impl, code: ShapedCode, on_device: bool = False):
-        self._impl, self._code, self.on_device = impl, code, bool(on_device)
+    def __init__(self, impl, code: ShapedCode, on_device: bool = False, packed: bool = False):
+        self._impl, self._code, self.on_device, self._packed = impl, code, bool(on_device), bool(packed)
         self._shaping, self._n = code.decoded_shaping, code.decoded.n
-        self._info_index = code.decoded_info
         self._pinned = getattr(impl, "pinned_llr", None)
         self.llr_dtypes = tuple(np.dtype(d) for d in getattr(impl, "llr_dtypes", (np.float32,)))
         unknown = [d for d in self.llr_dtypes if d not in LLR_FORMATS]
@@ -584,11 +584,9 @@ class ShapedBackend:
                 setattr(self, attr, getattr(impl, attr))
 
     def _info(self, res):
-        bits = res.bits
-        if bits.shape[1] == self._n:                       # unpacked bits
-            return res._replace(info=bits[:, self._info_at])
-        unpacked = np.unpackbits(bits, axis=1, count=self._n)   # packed bits (cuda option)
-        return res._replace(info=np.packbits(unpacked[:, self._info_index], axis=1))
+        if self._packed:                                   # gl.Decoder(packed=True): packed_bits
+            return res._replace(info=packed_bits.info_of(res.bits, self._n, self._info_at))
+        return res._replace(info=res.bits[:, self._info_at])
 
     def _recovered(self, llr) -> tuple[np.ndarray, np.ndarray | None]:
         """(the decoded code's LLRs of ``llr``, the pool's page-locked block holding them or None)."""
@@ -657,7 +655,8 @@ def make_backend(module, code, settings):
             settings = dataclasses.replace(settings, positive_llr_bit=0)
         own = getattr(module, "make_shaped", None)
         impl = own(code, settings) if own is not None else None
+        packed = settings.packed
         if impl is not None:
-            return ShapedBackend(impl, code, on_device=True)
-        return ShapedBackend(module.make(code.decoded, settings), code)
+            return ShapedBackend(impl, code, on_device=True, packed=packed)
+        return ShapedBackend(module.make(code.decoded, settings), code, packed=packed)
     return module.make(code, settings)

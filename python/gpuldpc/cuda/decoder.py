@@ -13,6 +13,7 @@ import weakref
 
 import numpy as np
 
+from .. import packed_bits
 from ..codes.shaping import Shaping
 from ..float16 import check_half_range
 from ..int4 import packed_width
@@ -185,7 +186,7 @@ class _QcPlan:
         self._launch = PackedLaunch(self.func, self.shape.threads, self.shape.shared_bytes)
         self.edges = drv.to_device(layout.edges)
         self.layer_start = drv.to_device(layout.layer_start)
-        self.bits_width = (dec.code.n + 7) // 8 if dec.packed else dec.code.n
+        self.bits_width = packed_bits.width(dec.code.n) if dec.packed else dec.code.n
         self.soft_width = dec.code.n if dec.soft_output else 0    # posteriors a frame (engine)
         self.msg_floats = layout.nblocks * layout.z if dec.kernel.startswith("qc_stored") else 0
         self.frames_per_wave = self.shape.frames_per_wave
@@ -419,11 +420,7 @@ class CudaDecoder(GpuDecoder):
         bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`); ``info`` is a view of ``bits``
         (packed: repacked when ``k`` is not a multiple of 8)."""
         k = self.code.k
-        if self.packed:
-            info = (bits[:, :k // 8] if k % 8 == 0 else
-                    np.packbits(np.unpackbits(bits, axis=1, count=k), axis=1))
-        else:
-            info = bits[:, :k]
+        info = packed_bits.info_of(bits, self.code.n, slice(0, k)) if self.packed else bits[:, :k]
         return DecodeResult(bits, info, iterations, *split_flags(flags))
 
     def syndrome_weight(self, bits) -> np.ndarray:

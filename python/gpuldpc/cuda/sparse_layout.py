@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import packed_bits
 from ..codes.tanner import TannerGraph
 from .driver import PackedLaunch, driver
 from .layout import NotQuasiCyclic
@@ -173,7 +174,7 @@ class SparsePlan:
         self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
             drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
         self.kcol = drv.to_device(lay.kcol) if lay.kcol is not None else np.intp(0)
-        self.bits_width = (lay.n + 7) // 8 if dec.packed else lay.n
+        self.bits_width = packed_bits.width(lay.n) if dec.packed else lay.n
         self.soft_width = lay.n if dec.soft_output else 0       # posteriors a frame (engine)
         self.default_streams = 1 if dec.preset == "latency" else 4
         self.mapped_input = self.mapped_output = False

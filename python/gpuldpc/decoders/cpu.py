@@ -57,7 +57,7 @@ import os
 
 import numpy as np
 
-from .. import _native, int4
+from .. import _native, int4, packed_bits
 from ..errors import BackendUnavailable
 from ..result import DecodeResult, info_index
 from ..soft import normalized_costs
@@ -219,4 +219,4 @@ def make(code, settings) -> CpuDecoder:
     core = _core()
     build = _binary if code.is_binary else _non_binary
     dec = CpuDecoder(code, build(core, code, settings), core.simd_target(), settings.soft_output is not None)
-    return int4.host_backend(dec, code, settings)
+    return packed_bits.host_backend(int4.host_backend(dec, code, settings), settings)

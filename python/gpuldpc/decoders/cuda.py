@@ -5,8 +5,7 @@ binary QC codes, :class:`gpuldpc.cuda.nb_decoder.NbCudaDecoder` for GF(q) codes.
 GPU, or a QC description of ``code`` (``backend="auto"`` then falls back).
 Options (``gl.Decoder(..., **options)``): ``devices`` ("all", an id or a list),
 ``preset`` ("throughput" | "latency"), ``streams``, ``chunk_frames``,
-``frames_per_block`` (see :mod:`gpuldpc.cuda.tuning`), ``packed`` (transfer the
-hard decisions packed; they are unpacked on the host for the DecodeResult),
+``frames_per_block`` (see :mod:`gpuldpc.cuda.tuning`),
 ``llr_dtype`` ("float32" | "float16" | "int8": the dtype ``decode`` then takes,
 copied to the GPU as it is; "int4": packed uint8 [batch, ceil(n/2)], :mod:`gpuldpc.int4`,
 unpacked on the GPU), ``llr_scale`` (every LLR is multiplied by it in the kernels'
@@ -20,10 +19,12 @@ a thread (``precision="float16"``: the reference decoder's float16 bits, see
 bit LLRs [batch, n*m] are converted to symbol LLRs on the GPU.
 
 A thin adapter (:class:`_Backend`) hands the arrays the front door has checked straight
-to the decoder's ``decode_checked``/``submit_checked`` (no second check), and unpacks the
-bits of ``packed=True``.  GPU arrays (:class:`gpuldpc.device_arrays.DeviceLLR`, checked by
-the front door against ``device_ids``/``device_ordinal``) go the same way; ``out_device``
-keeps the results on the GPU (not with ``packed=True``).
+to the decoder's ``decode_checked``/``submit_checked`` (no second check).  ``gl.Decoder(...,
+packed=True)`` (:mod:`gpuldpc.packed_bits`): the kernels store the decisions packed and the
+DecodeResult holds them as they came (``CudaDecoder(packed=True)``).  GPU arrays
+(:class:`gpuldpc.device_arrays.DeviceLLR`, checked by the front door against
+``device_ids``/``device_ordinal``) go the same way; ``out_device`` keeps the results on the
+GPU (not with ``packed=True``).
 
 Shaped codes (5G NR, :mod:`gpuldpc.codes.shaping`): :func:`make_shaped` builds the decoder
 of ``code.decoded`` with ``shaping=code.decoded_shaping``, so that the E received LLRs go
@@ -45,10 +46,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BackendUnavailable
-from ..result import make_result
 
-_BINARY_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "packed", "llr_dtype",
-                   "llr_scale", "resident", "posteriors")
+_BINARY_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "llr_dtype", "llr_scale",
+                   "resident", "posteriors")
 _NB_OPTIONS = ("devices", "streams", "chunk_frames", "units", "preset")
 
 
@@ -63,7 +63,7 @@ class _Backend:
         self.accepts_bit_llr = not decoder.code.is_binary
         self.applies_llr_sign = decoder.code.is_binary  # a negative llr_scale (kernels' load)
         self.llr_unit = abs(float(getattr(decoder, "llr_scale", 1.0)))  # kernels' LLR = value * llr_scale
-        self._unpack = getattr(decoder, "packed", False)
+        self._packed = getattr(decoder, "packed", False)
         self._binary = decoder.code.is_binary
         self.pinned_llr = decoder.pinned_llr
         self.preferred_batch = decoder.preferred_batch
@@ -71,6 +71,7 @@ class _Backend:
         self.device_ids = decoder.device_ids
         self.device_ordinal = decoder.device_ordinal
         self.plan_on = decoder.plan_on
+        self.result = decoder.result
 
     def _kind(self, arr) -> str:
         if self._binary:
@@ -80,30 +81,17 @@ class _Backend:
     def decode(self, arr, out=None, out_device=False):
         if out_device:
             self._check_out_device(out_device)
-        res = self.decoder.decode_checked(arr, self._kind(arr), out, out_device)
-        return self._unpacked(res) if self._unpack else res
+        return self.decoder.decode_checked(arr, self._kind(arr), out, out_device)
 
     def submit(self, arr, out=None, out_device=False):
         if out_device:
             self._check_out_device(out_device)
         return self.decoder.submit_checked(arr, self._kind(arr), out, out_device)
 
-    def result(self, ticket):
-        res = self.decoder.result(ticket)
-        return self._unpacked(res) if self._unpack else res
-
     def _check_out_device(self, out_device):
-        if out_device and self._unpack:
-            raise ValueError("out_device=True returns unpacked hard decisions; build the decoder without "
-                             "packed=True")
-
-    def _unpacked(self, res):
-        """Hard decisions of a ``packed=True`` decoder unpacked to one byte a bit (host results)."""
-        if not isinstance(res.bits, np.ndarray):
-            return res
-        code = self.decoder.code
-        return make_result(code, np.unpackbits(res.bits, axis=1, count=code.n), res.iterations, res.valid,
-                           res.bad_llr, llr=res.llr)
+        if out_device and self._packed:
+            raise ValueError("out_device=True is not offered with packed=True (the packed decisions come to the "
+                             "host): pass out_device=False, or build the decoder without packed")
 
 
 def _check_options(options, known, what):
@@ -143,7 +131,7 @@ def make(code, settings, shaping=None):
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
                           shaping=shaping, soft_output=settings.soft_output is not None,
                           soft_dtype=settings.soft_dtype if settings.soft_output == "posterior" else "float32",
-                          **options)
+                          packed=settings.packed, **options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
     return _Backend(dec)

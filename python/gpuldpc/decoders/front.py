@@ -45,7 +45,7 @@ import threading
 
 import numpy as np
 
-from .. import bad_llr, device_arrays, int4, soft
+from .. import bad_llr, device_arrays, int4, packed_bits, soft
 from ..codes.code import Code
 from ..codes.shaping import ShapedCode, make_backend
 from ..errors import BackendUnavailable
@@ -153,6 +153,11 @@ class Decoder:
         The dtype of ``DecodeResult.llr``: "float16" is the float32 soft output clamped to
         +-65504 and rounded to nearest (:func:`gpuldpc.soft.to_float16`), on every backend;
         the cuda backend converts ``"posterior"`` on the GPU (2 bytes a bit over PCIe).
+    packed : bool
+        Binary codes: ``DecodeResult.bits`` uint8 [batch, ceil(n/8)] and ``info`` [batch,
+        ceil(k/8)], packed eight to a byte in ``numpy.packbits`` order (:mod:`gpuldpc.packed_bits`):
+        the cuda kernels store them so, an eighth of the bytes over PCIe; the host backends
+        pack theirs.  Not with ``out_device=True``.
     **options
         Backend-specific options (e.g. ``devices``, ``streams``, ``preset``), and on every
         backend for binary unshaped codes ``llr_dtype="int4"`` with ``llr_scale`` (default
@@ -165,7 +170,7 @@ class Decoder:
                  max_iterations: int = 10, early_stop: bool = True, backend: str = "auto",
                  alpha: float = 0.75, beta: float = 0.5, precision: str = "float32",
                  threads: int | None = None, on_bad_llr: str = "raise", positive_llr_bit: int = 0,
-                 soft_output: str | None = None, soft_dtype: str = "float32", **options):
+                 soft_output: str | None = None, soft_dtype: str = "float32", packed: bool = False, **options):
         if not isinstance(code, (Code, ShapedCode)):
             raise TypeError(f"code must be a gpuldpc Code (gl.codes.get(...)) or ShapedCode (gl.codes.nr(...)), "
                             f"got {type(code).__name__}")
@@ -193,10 +198,11 @@ class Decoder:
                              f"positive LLR = bit 1), got {positive_llr_bit!r}")
         soft.check(code, soft_output, isinstance(code, ShapedCode), soft_dtype)
         int4.check(code, options, isinstance(code, ShapedCode))
+        packed = packed_bits.check(code, packed)
         self.code = code
         self.settings = Settings(algorithm, schedule, int(max_iterations), bool(early_stop),
                                  float(alpha), float(beta), precision, threads, dict(options), on_bad_llr,
-                                 int(positive_llr_bit), soft_output, soft_dtype)
+                                 int(positive_llr_bit), soft_output, soft_dtype, packed)
         self.backend, self._impl = self._make_backend(backend)
         self._raise = on_bad_llr == "raise"
         self._dtypes = tuple(np.dtype(d) for d in getattr(self._impl, "llr_dtypes", (np.float32,)))
@@ -315,8 +321,8 @@ class Decoder:
         rule for the stream the producer wrote on).  The batch then runs on that GPU.
 
         ``out`` (optional): a C-contiguous uint8 host array [batch, n] (a shaped code:
-        [batch, len(code.decoded_positions)]) that receives the hard decisions
-        (``DecodeResult.bits`` is then ``out``).
+        [batch, len(code.decoded_positions)]; ``packed=True``: ceil of those over 8) that
+        receives the hard decisions (``DecodeResult.bits`` is then ``out``).
 
         ``out_device``: None (default) keeps the results where the LLRs were: on the GPU for
         a GPU array (unless ``out`` is given), on the host for a host array; True or False

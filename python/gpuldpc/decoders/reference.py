@@ -65,7 +65,7 @@ normalised to 0 at the decided symbol.
 """
 from __future__ import annotations
 
-from .. import int4
+from .. import int4, packed_bits
 from ..errors import BackendUnavailable
 from .reference_binary import BinaryReferenceDecoder
 from .reference_nb import MinMaxReferenceDecoder
@@ -79,7 +79,8 @@ def make(code, settings):
                                  f"float16); precision={p!r} "
                                  + ("is for binary codes" if p == "float16" else "needs the cpu backend"))
     if code.is_binary:     # packed int4 input (llr_dtype="int4"): unpacked on the host, gpuldpc.int4
-        return int4.host_backend(BinaryReferenceDecoder(code, settings), code, settings)
+        return packed_bits.host_backend(int4.host_backend(BinaryReferenceDecoder(code, settings), code, settings),
+                                        settings)
     if settings.algorithm not in MinMaxReferenceDecoder.RULES:
         raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not implemented by the reference "
                                  "backend, which decodes GF(q) codes with "
