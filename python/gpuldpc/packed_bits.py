@@ -2,9 +2,13 @@
 
 ``DecodeResult.bits`` is then uint8 [batch, ceil(n/8)] in :func:`numpy.packbits` order (bit
 ``j`` of a frame is bit ``7 - j % 8`` of byte ``j // 8``; the unused low bits of the last byte
-are 0) and ``info`` the ``k`` information bits packed the same way, [batch, ceil(k/8)]; a
-shaped code packs its decisions at ``decoded_positions``.  ``numpy.unpackbits(res.bits,
-axis=1, count=n)`` gives the decisions one a byte.  What it is for: a batch's results are an
+are 0) and ``info`` [batch, ceil(k/8)] the bytes that hold the ``k`` information bits, packed
+the same way; a shaped code packs its decisions at ``decoded_positions``.
+``numpy.unpackbits(res.bits, axis=1, count=n)`` gives the decisions one a byte, and
+``numpy.unpackbits(res.info, axis=1, count=k)`` the information bits.  Where ``k % 8 != 0`` the
+low ``8 - k % 8`` bits of ``info``'s last byte are not information bits: ``info`` is a view of
+``bits`` (the decisions that follow the information bits are there), so that no call copies or
+repacks anything (:func:`info_of`).  What it is for: a batch's results are an
 eighth of the bytes to move over PCIe and through the caller's memory, the form a MAC layer or
 a file of transport blocks takes them in (5G NR at 30-40 Gb/s: 10 KB of decisions a block
 unpacked, against 9.5 KB of int8 LLRs in).
@@ -16,6 +20,8 @@ bytes, no host pass); the host backends (cpu, reference) pack what they decoded
 from __future__ import annotations
 
 import numpy as np
+
+from .result import info_index
 
 
 def width(n: int) -> int:
@@ -34,22 +40,23 @@ def check(code, packed) -> bool:
 
 
 def info_of(bits: np.ndarray, n: int, info_at) -> np.ndarray:
-    """The packed information bits of packed decisions ``bits`` [batch, ceil(n/8)].
+    """The bytes of packed decisions ``bits`` [batch, ceil(n/8)] that hold the information bits.
 
     ``info_at``: where the information bits lie among the ``n`` (a slice, or positions, as
-    :func:`gpuldpc.result.info_index` gives them).  A view of whole bytes where they are a run
-    starting on a byte and ending on a byte or at ``n`` (systematic codes with ``k % 8 == 0``,
-    5G NR without filler bits); otherwise unpacked, selected and packed again (a copy)."""
-    if isinstance(info_at, slice):
-        start, stop = info_at.start or 0, info_at.stop
-        if start % 8 == 0 and (stop % 8 == 0 or stop == n):
-            return bits[:, start // 8:width(stop)]
+    :func:`gpuldpc.result.info_index` gives them).  A run starting on a byte (every systematic
+    code, 5G NR with or without filler bits): a view of the bytes from its first to its last
+    bit (module docstring: the last byte's low bits past the run are the decisions that
+    follow); otherwise (information bits scattered, or a run starting inside a byte) unpacked,
+    selected and packed again, zeros after the last (a copy)."""
+    if isinstance(info_at, slice) and (info_at.start or 0) % 8 == 0:
+        return bits[:, (info_at.start or 0) // 8:width(info_at.stop)]
     return np.packbits(np.unpackbits(bits, axis=1, count=n)[:, info_at], axis=1)
 
 
-def packed_result(res, out: np.ndarray | None = None):
-    """``res`` (a DecodeResult of unpacked bits) with ``bits`` and ``info`` packed; ``bits``
-    written into ``out`` (uint8 [batch, ceil(n/8)], C-contiguous) when given."""
+def packed_result(res, info_at, out: np.ndarray | None = None):
+    """``res`` (a DecodeResult of unpacked bits) with ``bits`` packed and ``info`` (at ``info_at``,
+    :func:`info_of`) their bytes; ``bits`` written into ``out`` (uint8 [batch, ceil(n/8)],
+    C-contiguous) when given."""
     bits = np.packbits(res.bits, axis=1)
     if out is not None:
         if out.shape != bits.shape or out.dtype != np.uint8 or not out.flags.c_contiguous:
@@ -57,15 +64,15 @@ def packed_result(res, out: np.ndarray | None = None):
                              f"ceil(n/8) bytes a frame), got {out.dtype} {out.shape}")
         out[...] = bits
         bits = out
-    return res._replace(bits=bits, info=np.packbits(res.info, axis=1))
+    return res._replace(bits=bits, info=info_of(bits, res.bits.shape[1], info_at))
 
 
 class HostPacked:
-    """A host backend (``cpu``, ``reference``) whose results are packed (:func:`packed_result`);
-    every other attribute is the inner backend's."""
+    """A host backend (``cpu``, ``reference``) whose results are packed (:func:`packed_result`,
+    ``info`` as the cuda backend gives it); every other attribute is the inner backend's."""
 
-    def __init__(self, impl):
-        self._impl = impl
+    def __init__(self, impl, code):
+        self._impl, self._info_at = impl, info_index(code)
 
     def __getattr__(self, name):
         if name == "_impl":            # not set yet (copy, pickle): no recursion
@@ -73,9 +80,10 @@ class HostPacked:
         return getattr(self._impl, name)
 
     def decode(self, llr, out=None):
-        return packed_result(self._impl.decode(llr), out)
+        return packed_result(self._impl.decode(llr), self._info_at, out)
 
 
-def host_backend(impl, settings):
-    """``impl`` behind :class:`HostPacked` when ``settings.packed``, else ``impl``."""
-    return HostPacked(impl) if settings.packed else impl
+def host_backend(impl, code, settings):
+    """``impl`` (a host backend of ``code``) behind :class:`HostPacked` when ``settings.packed``,
+    else ``impl``."""
+    return HostPacked(impl, code) if settings.packed else impl

@@ -28,7 +28,7 @@ def test_packed_decisions_equal_the_unpacked_ones(backend, name, ebn0_db):
     want = gl.Decoder(code, backend=backend).decode(llr)
     got = gl.Decoder(code, backend=backend, packed=True).decode(llr)
     assert got.bits.shape == (60, (code.n + 7) // 8) and got.bits.dtype == np.uint8
-    assert got.info.shape == (60, (code.k + 7) // 8)
+    assert got.info.shape == (60, (code.k + 7) // 8) and np.shares_memory(got.info, got.bits)
     bits, info = _unpacked(got, code.n, code.k)
     np.testing.assert_array_equal(bits, want.bits)
     np.testing.assert_array_equal(info, want.info)
@@ -67,15 +67,16 @@ def test_shaped_nr_code_packs_its_decoded_positions_and_info(k, e):
     np.testing.assert_array_equal(dec.submit(llr).result().bits, got.bits)
 
 
-def test_info_of_is_a_view_where_whole_bytes_hold_the_information_bits():
+def test_info_is_a_view_of_the_bytes_holding_the_information_bits():
     rng = np.random.default_rng(6)
     bits = rng.integers(0, 2, (5, 61), dtype=np.uint8)
     packed = np.packbits(bits, axis=1)
-    for at in (slice(0, 16), slice(8, 61), slice(0, 61)):           # byte-aligned runs: views
+    for at in (slice(0, 16), slice(0, 13), slice(8, 61), slice(0, 61)):   # runs from a byte: views
         got = packed_bits.info_of(packed, 61, at)
-        assert np.shares_memory(got, packed)
-        np.testing.assert_array_equal(got, np.packbits(bits[:, at], axis=1))
-    for at in (slice(0, 13), slice(3, 40), np.array([0, 5, 9, 60])):  # the rest: repacked copies
+        assert np.shares_memory(got, packed) and got.shape == (5, -(-(at.stop - at.start) // 8))
+        np.testing.assert_array_equal(np.unpackbits(got, axis=1, count=at.stop - at.start), bits[:, at])
+    np.testing.assert_array_equal(packed_bits.info_of(packed, 61, slice(0, 13))[:, 1] & 7, packed[:, 1] & 7)
+    for at in (slice(3, 40), np.array([0, 5, 9, 60])):             # the rest: repacked copies
         got = packed_bits.info_of(packed, 61, at)
         assert not np.shares_memory(got, packed)
         np.testing.assert_array_equal(got, np.packbits(bits[:, at], axis=1))

@@ -418,7 +418,7 @@ class CudaDecoder(GpuDecoder):
     def _make_result(self, bits, iterations, flags) -> DecodeResult:
         """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
         bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`); ``info`` is a view of ``bits``
-        (packed: repacked when ``k`` is not a multiple of 8)."""
+        (packed: of the bytes holding the k bits, :func:`gpuldpc.packed_bits.info_of`)."""
         k = self.code.k
         info = packed_bits.info_of(bits, self.code.n, slice(0, k)) if self.packed else bits[:, :k]
         return DecodeResult(bits, info, iterations, *split_flags(flags))

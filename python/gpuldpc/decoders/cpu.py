@@ -219,4 +219,4 @@ def make(code, settings) -> CpuDecoder:
     core = _core()
     build = _binary if code.is_binary else _non_binary
     dec = CpuDecoder(code, build(core, code, settings), core.simd_target(), settings.soft_output is not None)
-    return packed_bits.host_backend(int4.host_backend(dec, code, settings), settings)
+    return packed_bits.host_backend(int4.host_backend(dec, code, settings), code, settings)

@@ -80,7 +80,7 @@ def make(code, settings):
                                  + ("is for binary codes" if p == "float16" else "needs the cpu backend"))
     if code.is_binary:     # packed int4 input (llr_dtype="int4"): unpacked on the host, gpuldpc.int4
         return packed_bits.host_backend(int4.host_backend(BinaryReferenceDecoder(code, settings), code, settings),
-                                        settings)
+                                        code, settings)
     if settings.algorithm not in MinMaxReferenceDecoder.RULES:
         raise BackendUnavailable(f"algorithm={settings.algorithm!r} is not implemented by the reference "
                                  "backend, which decodes GF(q) codes with "
