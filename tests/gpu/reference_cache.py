@@ -5,7 +5,8 @@ on GF(64..256) codes); results are deterministic functions of (code, settings, L
 when ``GPULDPC_REFERENCE_CACHE`` names a folder, a result is stored there keyed by the
 code, the decoder's description and the SHA-1 of the float32 LLR bytes, and reused only
 for identical LLRs: ``<sha1>.npz`` (binary codes, decisions bit-packed) or
-``nb-<sha1>.npz`` (GF(q) codes, symbols as they are).
+``nb-<sha1>.npz`` (GF(q) codes, symbols as they are), with iterations, flags and the
+bad-LLR flags (a file from before these were kept gives none).
 """
 import hashlib
 import os
@@ -27,11 +28,11 @@ def cached(description, code, llr, compute):
     if os.path.exists(key):
         z = np.load(key)
         bits = np.unpackbits(z["bits"], axis=1, count=code.n) if code.is_binary else z["bits"]
-        return make_result(code, bits, z["iterations"], z["valid"])
+        return make_result(code, bits, z["iterations"], z["valid"], z["bad_llr"] if "bad_llr" in z else None)
     res = compute()
     os.makedirs(folder, exist_ok=True)
     np.savez_compressed(key, bits=np.packbits(res.bits, axis=1) if code.is_binary else res.bits,
-                        iterations=res.iterations, valid=res.valid)
+                        iterations=res.iterations, valid=res.valid, bad_llr=res.bad_llr)
     return res
 
 

@@ -38,8 +38,9 @@ def test_binary_decode_device_equals_decode(cuda, frames, name, packed):
         dev = drv.to_device(llr)
     got = dec.decode_device(dev, llr.shape[0])
     _same(got, want)
-    assert got.bits.shape == (700, code.n)
-    assert (got.bits[got.valid] == cw[got.valid]).all() and got.valid.mean() > 0.5
+    assert got.bits.shape == (700, (code.n + 7) // 8 if packed else code.n)      # packed=True: gpuldpc.packed_bits
+    bits = np.unpackbits(got.bits, axis=1, count=code.n) if packed else got.bits
+    assert (bits[got.valid] == cw[got.valid]).all() and got.valid.mean() > 0.5
 
 
 @pytest.mark.parametrize("name, algorithm, schedule", [("gf32-744-653", "mmma", "layered"),
