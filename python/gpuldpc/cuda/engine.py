@@ -77,6 +77,7 @@ from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
 from .device_memory import DevicePool, DeviceResults, device_ordinal, wait_for_stream
 from .driver import device_ids, driver
+from .graphs import GraphCache
 from .host_memory import HostRegistry, ResultPool, host_rows, mapped_address, pinned_empty, release_events
 
 
@@ -211,6 +212,7 @@ class _Slot:
         self.last_input = None  # mapped input: the host rows of the last launch (kernel_seconds)
         self.last_mapped = None  # and their mapped address (None: pageable, staged)
         self.resident = None    # the plan's resident kernel for small chunks (or None)
+        self.graphs = GraphCache()  # _decode_small's work as CUDA graphs (.graphs)
         self.pending = None     # (ticket, start, stop, posted): results in host_out to copy
 
     def reserve_input(self, frame_bytes: int):
@@ -659,7 +661,8 @@ class GpuDecoder:
         (mapped results), without the tickets and events of the general path: the input
         read in place (a mapped page-locked array) or staged; posted to the resident kernel
         when there is one and the chunk fits it (no context push, launch or synchronize:
-        :mod:`.resident`), else copied in if the plan reads device memory, launched and
+        :mod:`.resident`), else copied in if the plan reads device memory, launched (from
+        the second call of the same shape on, both as one CUDA graph: :mod:`.graphs`) and
         synchronized; the results copied out of the slot's mapped buffer in one copy,
         which the returned arrays view."""
         eng, slot, count = self.engines[0], self._small, arr.shape[0]
@@ -669,7 +672,7 @@ class GpuDecoder:
                 with eng.ctx.active():
                     eng._wait(slot)
                     slot.staging_busy = False
-            address = None
+            address, staged = None, None
             if plan.mapped_input:   # the caller's page-locked array of the previous call is held: `is` is safe
                 address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
                 slot.last_input, slot.last_mapped = arr, address
@@ -678,15 +681,21 @@ class GpuDecoder:
                 staged = slot.staged(arr)
                 address = slot.dev_in
             size = slot.flags + count * slot.bits_width
+
+            def enqueue():
+                if not plan.mapped_input:
+                    driver().memcpy_htod_async(slot.dev_in, staged, slot.stream)
+                plan.launch(slot.stream, count, address, kind, slot.out, slot.scratch, slot.capacity)
+
             try:
                 if slot.resident is not None and count <= slot.resident.frames and address % 8 == 0:
                     slot.resident.post(count, address)
                     slot.resident.wait()
                 else:
-                    with eng.ctx.active():
-                        if not plan.mapped_input:
-                            driver().memcpy_htod_async(slot.dev_in, staged, slot.stream)
-                        plan.launch(slot.stream, count, address, kind, slot.out, slot.scratch, slot.capacity)
+                    with eng.ctx.active():   # the same work call after call: one graph launch (.graphs)
+                        key = (count, kind, int(address), None if staged is None else staged.ctypes.data,
+                               None if staged is None else staged.nbytes)
+                        slot.graphs.run(key, slot.stream, enqueue)
                         slot.stream.synchronize()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
@@ -739,5 +748,6 @@ class GpuDecoder:
             eng.free_device_pool()
             with eng.ctx.active():
                 for slot in eng.slots:
+                    slot.graphs.clear()
                     if slot.resident is not None:
                         slot.resident.close()
