@@ -43,7 +43,7 @@ def test_replayed_calls_equal_first_calls(cuda, name, code, settings, ebn0_db, f
     slot = low._small
     assert slot is not None and slot.resident is None            # launched, not resident: graphs apply
     got = [dec.decode(llr[i:i + 1]) for i in range(6)] + [dec.decode(llr[5:7]), dec.decode(llr[5:7])]
-    assert (1, 1) in {(key[0], 1) for key in slot.graphs._execs}   # the one-frame calls: a graph
+    assert any(key[0] == 1 for key in slot.graphs._execs)          # the one-frame calls: a graph
     for i, res in enumerate(got):
         rows = slice(i, i + 1) if i < 6 else slice(5, 7)
         fresh = gl.Decoder(code, **settings)
