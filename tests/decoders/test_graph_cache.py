@@ -93,6 +93,20 @@ def test_work_that_fails_under_capture_runs_as_usual_and_is_not_captured_again(a
     assert [c[0] for c in api.calls] == ["begin", "end", "destroy graph"]
 
 
+def test_an_invalidated_capture_runs_the_work_as_usual(api, monkeypatch):
+    cache, ran = graphs.GraphCache(), []
+
+    def invalidated(stream, graph):             # CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, no graph
+        api.capturing = False
+        return 901
+
+    monkeypatch.setattr(api, "cuStreamEndCapture", invalidated)
+    for _ in range(3):
+        cache.run("key", Stream(), lambda: ran.append(api.capturing))
+    assert ran == [False, True, False, False]                  # 1st run, capture attempt, its rerun, 3rd run
+    assert [c[0] for c in api.calls] == ["begin"] and cache._execs == {}
+
+
 def test_a_failing_launch_names_the_call(api, monkeypatch):
     cache = graphs.GraphCache()
     monkeypatch.setattr(api, "cuGraphLaunch", lambda exe, stream: 700)

@@ -16,7 +16,9 @@ other buffers and the plan's arguments are fixed for the slot's life): the first
 key runs as usual (kernels are loaded, scratch is zeroed, arguments packed), the second is
 captured on the slot's stream (relaxed mode: other threads' calls are not affected) and
 instantiated, and every call after it launches the graph.  Work that cannot be captured
-(an error during the capture) runs as usual, and that key is never captured again.  PyCUDA
+(an error during the capture, an invalidated capture) runs as usual, and that key is never
+captured again.  ``close()`` of the decoder destroys its graphs; a decoder dropped without it
+keeps them (a few KB of driver memory each, at most 16 a slot) until the process ends.  PyCUDA
 has no graph API: the six driver entry points are called through ``ctypes`` in the caller's
 current context (the engine's ``ctx.active()``).
 """
@@ -85,23 +87,24 @@ class GraphCache:
 
     def _capture(self, key, stream, enqueue):
         """The instantiated graph of ``enqueue()`` on ``stream`` (nothing runs), or None (the key
-        refused) where the work cannot be captured."""
+        refused) where the work cannot be captured: ``enqueue()`` raised under capture, or the
+        capture was invalidated (e.g. by another thread's work on the legacy default stream,
+        which a blocking stream's capture may not wait for) or could not be instantiated."""
         api, handle = _driver_api(), stream.handle
-        _check(api.cuStreamBeginCapture_v2(handle, _CAPTURE_MODE_RELAXED), "cuStreamBeginCapture")
         graph, exe = ctypes.c_void_p(), ctypes.c_void_p()
-        try:
-            enqueue()
-        except Exception:
-            api.cuStreamEndCapture(handle, ctypes.byref(graph))   # ends the (invalidated) capture
-            if graph.value:
-                api.cuGraphDestroy(graph)
+        ok = api.cuStreamBeginCapture_v2(handle, _CAPTURE_MODE_RELAXED) == 0
+        if ok:
+            try:
+                enqueue()
+            except Exception:
+                ok = False
+            ok = api.cuStreamEndCapture(handle, ctypes.byref(graph)) == 0 and ok    # always ends the capture
+            ok = ok and api.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, 0) == 0
+        if graph.value:
+            api.cuGraphDestroy(graph)
+        if not ok:
             self._refused.add(key)
             return None
-        _check(api.cuStreamEndCapture(handle, ctypes.byref(graph)), "cuStreamEndCapture")
-        try:
-            _check(api.cuGraphInstantiateWithFlags(ctypes.byref(exe), graph, 0), "cuGraphInstantiateWithFlags")
-        finally:
-            api.cuGraphDestroy(graph)
         self._execs[key] = exe.value
         return exe.value
 
