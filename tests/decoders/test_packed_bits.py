@@ -105,3 +105,12 @@ def test_the_decoder_blocks_core_refuses_packed():
 
     with pytest.raises(ValueError, match=r"one bit a byte .*unpacked_to_packed_bb"):
         StreamDecoder("wimax-576-1/2", backend="reference", packed=True)
+
+
+def test_soft_output_is_unchanged_by_packing():
+    code = gl.codes.get("wimax-576-1/2")
+    _, llr = _frames(code, 6, 2.0, seed=8)
+    want = gl.Decoder(code, backend="reference", soft_output="posterior").decode(llr)
+    got = gl.Decoder(code, backend="reference", soft_output="posterior", packed=True).decode(llr)
+    np.testing.assert_array_equal(got.llr, want.llr)
+    np.testing.assert_array_equal(got.bits, np.packbits(want.llr < 0, axis=1))

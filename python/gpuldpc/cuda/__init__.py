@@ -12,7 +12,8 @@ Modules: :mod:`.driver` (PyCUDA import, devices, kernel modules), :mod:`.context
 (retained primary context per device), :mod:`.host_memory` (page-locked buffers, the
 result pool, caller arrays registered in place, staging threads), :mod:`.layout` (QC
 code -> kernel tables), :mod:`.tuning` (launch shapes, presets), :mod:`.engine`
-(streams, batches, several GPUs: shared by both decoders), :mod:`.decoder` (binary
+(streams, batches, several GPUs: shared by both decoders; :mod:`.graphs`, its latency calls
+replayed as CUDA graphs), :mod:`.decoder` (binary
 kernels' choice and plan), :mod:`.nb_decoder` (GF(q)).  This package imports nothing
 from :mod:`gpuldpc.decoders`: ``gl.Decoder(code, backend="cuda")`` reaches it through
 :mod:`gpuldpc.decoders.cuda`, the way in for every user; the classes here are what that
