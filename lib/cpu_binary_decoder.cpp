@@ -54,24 +54,33 @@ HWY_INLINE V Phi(D d, V x) {
   return hn::Min(hn::Log1p(d, hn::Set(d, 2.0f) * t / one_minus_t), hn::Set(d, 30.0f));
 }
 
-// One check row of sum-product (float32): R = sign * phi(sum_excl phi(|Q|)).
+// One check row of sum-product (float32): R = sign * phi(sum_excl phi(|Q|)).  The sum over
+// the other edges is a prefix plus a suffix sum (all terms >= 0), not the row's total less the
+// edge's own term: where one edge's phi dominates the total, the difference cancels (a total
+// of 0.5 + 1e-9 is 0.5 in float32, and R came out as the clamp 30 instead of 21.4).
+// phi_buf: 2 dc vectors (the edges' phi, then each edge's suffix sum).
 template <bool kLayered, class D>
 HWY_INLINE void SpaRow(D d, const uint32_t* HWY_RESTRICT cols, size_t dc, float* HWY_RESTRICT post,
                        float* HWY_RESTRICT r, float* HWY_RESTRICT q_buf, float* HWY_RESTRICT phi_buf) {
   const size_t N = hn::Lanes(d);
-  auto sum = hn::Zero(d);
+  float* HWY_RESTRICT suffix = phi_buf + dc * N;
   auto parity = hn::Zero(d);
   for (size_t e = 0; e < dc; ++e) {
     const auto q = hn::Load(d, post + cols[e] * N) - hn::Load(d, r + e * N);
     hn::Store(q, d, q_buf + e * N);
-    const auto p = Phi(d, hn::Abs(q));
-    hn::Store(p, d, phi_buf + e * N);
-    sum = sum + p;
+    hn::Store(Phi(d, hn::Abs(q)), d, phi_buf + e * N);
     parity = hn::Xor(parity, q);
   }
+  auto after = hn::Zero(d);
+  for (size_t e = dc; e-- > 0;) {
+    hn::Store(after, d, suffix + e * N);
+    after = after + hn::Load(d, phi_buf + e * N);
+  }
+  auto before = hn::Zero(d);
   for (size_t e = 0; e < dc; ++e) {
     const auto q = hn::Load(d, q_buf + e * N);
-    const auto mag = Phi(d, sum - hn::Load(d, phi_buf + e * N));
+    const auto mag = Phi(d, before + hn::Load(d, suffix + e * N));
+    before = before + hn::Load(d, phi_buf + e * N);
     const auto rn = hn::IfNegativeThenElse(hn::Xor(parity, q), hn::Neg(mag), mag);
     hn::Store(rn, d, r + e * N);
     if constexpr (kLayered) hn::Store(q + rn, d, post + cols[e] * N);
@@ -294,7 +303,7 @@ BinaryWorkspace::BinaryWorkspace(const CheckRows& rows)
       channel(AllocateVectors(rows.n)),
       messages(AllocateVectors(rows.col.size())),
       extrinsic(AllocateVectors(rows.max_row_weight)),
-      scratch(AllocateVectors(rows.max_row_weight)) {}
+      scratch(AllocateVectors(2 * rows.max_row_weight)) {}   // SpaRow: phi and suffix sums
 
 size_t BinaryLanes(Precision precision) { return HWY_DYNAMIC_DISPATCH(Lanes)(precision); }
 

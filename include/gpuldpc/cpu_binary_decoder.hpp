@@ -71,7 +71,7 @@ struct BinaryWorkspace {
   hwy::AlignedFreeUniquePtr<uint8_t[]> channel;    // [n][lanes] (flooding)
   hwy::AlignedFreeUniquePtr<uint8_t[]> messages;   // [edges][lanes]
   hwy::AlignedFreeUniquePtr<uint8_t[]> extrinsic;  // [max_row_weight][lanes]: a row's Q
-  hwy::AlignedFreeUniquePtr<uint8_t[]> scratch;    // [max_row_weight][lanes]: phi(|Q|) (spa)
+  hwy::AlignedFreeUniquePtr<uint8_t[]> scratch;    // [2 max_row_weight][lanes]: phi(|Q|), suffix sums (spa)
 };
 
 // Frames per chunk for `precision` on this machine (the SIMD lane count).

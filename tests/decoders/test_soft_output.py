@@ -2,7 +2,8 @@
 
 The reference decoder is the oracle: its ``DecodeResult.llr`` of each frame equals its
 posteriors after that frame's iteration count (``posterior``); the cpu backend gives the same
-float32 numbers for min-sum (both schedules, early stop on and off), SPA within 1e-4 relative;
+float32 numbers for min-sum (both schedules, early stop on and off), SPA within 1e-4 relative
+after whole decodes;
 hard decisions follow from the LLRs in the decoder's sign.  ``soft_dtype="float16"``: the
 float32 soft output through :func:`gpuldpc.soft.to_float16`, bit for bit, on both backends.
 """
@@ -84,22 +85,22 @@ def test_cpu_min_sum_llrs_are_the_references(cpu, name, schedule, early_stop, al
 
 
 @pytest.mark.parametrize("schedule", ["layered", "flooding"])
-def test_cpu_spa_llrs_within_1e4_of_the_reference(cpu, schedule):
-    """One iteration: within 1e-4 relative (the cpu's phi-sum form against the reference's tanh
-    products in float64; iterating amplifies the difference, about tenfold an iteration, so
-    whole decodes are held to the same decisions: docs/cpu.md)."""
-    code = gl.codes.get("wimax-2304-1/2")
-    _, llr = noisy(code, 32, 2.5, 3)
-    kw = dict(schedule=schedule, algorithm="spa", early_stop=False, max_iterations=1)
-    want, got = decode(code, "reference", llr, **kw), decode(code, cpu, llr, **kw)
-    assert np.abs(want.llr).max() > 10
-    np.testing.assert_allclose(got.llr, want.llr, rtol=1e-4, atol=1e-4)
-    kw.update(early_stop=True, max_iterations=10)
-    want, got = decode(code, "reference", llr, **kw), decode(code, cpu, llr, **kw)
-    both = want.valid & got.valid
-    assert both.mean() > 0.8
-    np.testing.assert_array_equal(got.bits[both], want.bits[both])
-    np.testing.assert_array_equal(got.bits, (got.llr < 0).astype(np.uint8))
+@pytest.mark.parametrize("name, ebn0_db", [("wimax-2304-1/2", 2.5), ("wifi-1944-1/2", 1.6)])
+def test_cpu_spa_llrs_within_1e4_of_the_reference(cpu, schedule, name, ebn0_db):
+    """Whole decodes, 10 iterations (early stop on and off): within 1e-4 relative of the
+    reference's tanh products in float64.  The cpu forms the sum over a row's other edges as a
+    prefix plus a suffix sum; with the row's total less the edge's own term (before) a dominant
+    edge cancelled the rest, and after 10 iterations values differed by up to 88 % (docs/cpu.md)."""
+    code = gl.codes.get(name)
+    _, llr = noisy(code, 32, ebn0_db, 3)
+    for early_stop in (False, True):
+        kw = dict(schedule=schedule, algorithm="spa", early_stop=early_stop, max_iterations=10)
+        want, got = decode(code, "reference", llr, **kw), decode(code, cpu, llr, **kw)
+        assert np.abs(want.llr).max() > 30 and 0 < want.valid.sum()
+        np.testing.assert_array_equal(got.iterations, want.iterations)
+        np.testing.assert_allclose(got.llr, want.llr, rtol=1e-4, atol=1e-4)
+        np.testing.assert_array_equal(got.bits, want.bits)
+        np.testing.assert_array_equal(got.bits, (got.llr < 0).astype(np.uint8))
 
 
 def test_positive_llr_bit_negates_the_soft_output(host_backend):
