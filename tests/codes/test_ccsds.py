@@ -88,3 +88,22 @@ def test_bad_parameters_name_the_valid_values():
         gl.codes.get("ccsds-ar4ja-1024-1/3")
     names = gl.codes.names()
     assert "ccsds-c2" in names and sum(n.startswith("ccsds-ar4ja-") for n in names) == 9
+
+
+def test_c2_encoder_is_the_standards_generator():
+    """The encoder is G = [I | P] of 131.0-B 7.3 (14 x 2 circulants of 511 from their first rows,
+    data/ccsds_c2_generator.txt): all 7154 rows of G are codewords of the base code (a wrong
+    digit or shift direction in the table would break some), the first row's parity is the
+    table's first row pair as printed, and encoding is info @ G."""
+    P = ccsds.c2_generator_parity()
+    assert P.shape == (7154, 1022)
+    H = ccsds.c2_base().H.astype(np.float32)
+    syndromes = (H[:, :7154] + H[:, 7154:] @ P.T.astype(np.float32)).astype(np.int64) % 2
+    assert not syndromes.any()
+    first = np.unpackbits(np.frombuffer(bytes.fromhex("55BF56CC55283DFE"), np.uint8))[1:]
+    assert np.array_equal(P[0, :63], first)                 # B_{1,1} first row, after its pad bit
+    assert np.array_equal(P[1, 1:64], first) and P[1, 0] == P[0, 510]      # row 1: rotated right by one
+    info = np.random.default_rng(7).integers(0, 2, (5, 7136)).astype(np.uint8)
+    cw = gl.codes.get("ccsds-c2").encode_mother(info)
+    u = cw[:, :7154]
+    np.testing.assert_array_equal(cw[:, 7154:8176], (u.astype(np.float32) @ P.astype(np.float32)).astype(np.int64) % 2)

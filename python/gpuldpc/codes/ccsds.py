@@ -35,12 +35,12 @@ two zero bits to the 8158 sent ones.  Here:
   block row's checks is then that one bit, so every codeword has them 0: the mother is the
   base code followed by two zeros, H has full rank 1022, and the decoder sees their LLRs
   as ordinary evidence of 0;
-* its encoder (:class:`C2Encoder`) puts the information in positions 0..7153 and the parity
-  in 7154..8177; the parity is fixed up to the two free dimensions of the base code
-  (the even-weight parts of blocks 14 and 15), which it sets by taking two parity
-  positions as zero.  Its codewords satisfy H, but are not bit-identical to the standard's
-  generator in those two dimensions (its tables were not at hand): decoding does not
-  depend on it (the decoder decodes the base code, which holds every standard codeword);
+* its encoder (:class:`C2Encoder`) is the standard's generator: information in positions
+  0..7153, parity ``info @ P`` in 7154..8175 with P the 14 x 2 circulants of 7.3
+  (``data/ccsds_c2_generator.txt``), the two appended zeros last -- bit for bit the expurgated
+  (8176, 7154) subcode (the base code's two free dimensions are the standard's choice, not
+  two parity positions taken as zero, as before session 12); the decoder decodes the base
+  code, which holds every standard codeword;
 * ``ccsds-c2`` is the ShapedCode: positions 0..17 shortened (the fill), the rest sent:
   n = 8160, k = 7136.
 
@@ -49,6 +49,7 @@ Bad parameters raise ValueError naming the parameter and its valid values.
 from __future__ import annotations
 
 import functools
+from importlib import resources
 
 import numpy as np
 import scipy.sparse as sp
@@ -369,24 +370,34 @@ def ar4ja(k: int, rate: str) -> ShapedCode:
     return _ar4ja(_check_ar4ja(k, rate), rate)
 
 
+def c2_generator_parity() -> np.ndarray:
+    """The parity part P (7154 x 1022, uint8) of the standard's systematic C2 generator G = [I | P]:
+    14 x 2 circulants of 511 (``data/ccsds_c2_generator.txt``: each circulant's first row, row r
+    the first rotated right by r).  Every row of G is a codeword of the base code
+    (tests/codes/test_ccsds.py)."""
+    text = resources.files(__package__).joinpath("data", "ccsds_c2_generator.txt").read_text("ascii")
+    rows = [line.split() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    z = C2_Z
+    parity = np.zeros((len(rows) * z, 2 * z), np.uint8)
+    shift = np.arange(z)[:, None]
+    for i, pair in enumerate(rows):
+        for j, digits in enumerate(pair):
+            first = np.unpackbits(np.frombuffer(bytes.fromhex(digits), np.uint8))[1:]   # drop the pad bit
+            parity[i * z:(i + 1) * z, j * z:(j + 1) * z] = first[(np.arange(z)[None, :] - shift) % z]
+    return parity
+
+
 class C2Encoder:
-    """Systematic encoder of the C2 mother: info in 0..7153, parity in 7154..8177 (see the
-    module docstring for the two free dimensions, set by two parity positions taken as 0)."""
+    """Systematic encoder of the C2 mother with the standard's generator (7.3): info in
+    0..7153, parity ``info @ P`` in 7154..8175 (:func:`c2_generator_parity`), the two appended
+    zeros in 8176, 8177 -- the (8176, 7154) expurgated subcode bit for bit."""
 
     def __init__(self, code: "Code"):
-        from ..gflinalg import GFqEncoder
-
-        full = GFqEncoder(Code(code.name + "-full", code.H, code.n - code.H.shape[0]))
-        info = np.asarray(full.info_positions)
-        free = info[info >= code.k]
-        if free.size != code.n - code.H.shape[0] - code.k or not np.array_equal(info[:code.k], np.arange(code.k)):
-            raise AssertionError(f"C2 encoder: unexpected information positions {info[-4:]}")
         self.k, self.n = code.k, code.n
         self.info_positions = np.arange(self.k)
         self.info_positions.setflags(write=False)
-        self.zero_positions = free
-        self.parity_positions = np.asarray(full.parity_positions)
-        self._G = np.ascontiguousarray(full.parity_matrix[:, :self.k].T, dtype=np.float32)   # [k, r]
+        self.parity_positions = np.arange(self.k, self.k + 2 * C2_Z)
+        self._G = c2_generator_parity().astype(np.float32)          # [k, 1022]: a BLAS product
 
     def encode(self, info) -> np.ndarray:
         info = np.asarray(info, dtype=np.uint8)
