@@ -5,9 +5,9 @@
 # SPDX-License-Identifier: GPL-3.0
 #
 # GNU Radio Python Flow Graph
-# Title: CCSDS AR4JA k = 1024 rate 1/2, BPSK over AWGN
+# Title: CCSDS AR4JA or C2, BPSK over AWGN
 # Author: gr-gpuldpc
-# Description: CCSDS 131.0-B AR4JA (k = 1024, rate 1/2) loopback: random bits -> LDPC Encoder -> BPSK -> AWGN -> LLRs -> LDPC Decoder (the punctured columns restored) -> bit error counts
+# Description: CCSDS 131.0-B loopback (--code: an AR4JA code, default k = 1024 rate 1/2, or ccsds-c2): random bits -> LDPC Encoder -> BPSK -> AWGN -> LLRs -> LDPC Decoder (punctured columns, C2's fill and appended bits restored) -> bit error counts
 # GNU Radio version: 3.10.5.1
 
 from gnuradio import analog
@@ -29,19 +29,19 @@ import math
 
 class ccsds_rx(gr.top_block):
 
-    def __init__(self, ebn0_db=2.0, frames=500):
-        gr.top_block.__init__(self, "CCSDS AR4JA k = 1024 rate 1/2, BPSK over AWGN", catch_exceptions=True)
+    def __init__(self, code='ccsds-ar4ja-1024-1/2', ebn0_db=2.0, frames=500):
+        gr.top_block.__init__(self, "CCSDS AR4JA or C2, BPSK over AWGN", catch_exceptions=True)
 
         ##################################################
         # Parameters
         ##################################################
+        self.code = code
         self.ebn0_db = ebn0_db
         self.frames = frames
 
         ##################################################
         # Variables
         ##################################################
-        self.code = code = 'ccsds-ar4ja-1024-1/2'
         self.n = n = gpuldpc.load_code(code).n
         self.k = k = gpuldpc.load_code(code).k
         self.noise_voltage = noise_voltage = math.sqrt(2.0 / (2.0 * k / n * 10 ** (ebn0_db / 10)))
@@ -61,8 +61,8 @@ class ccsds_rx(gr.top_block):
         self.head = blocks.head(gr.sizeof_char*1, (k * frames))
         self.errors = gpuldpc.error_counter(vlen=k, q=2, interval=1.0)
         self.errors.set_block_alias("info_errors")
-        self.encoder = gpuldpc.ldpc_encoder(code='ccsds-ar4ja-1024-1/2')
-        self.decoder = gpuldpc.ldpc_decoder(code='ccsds-ar4ja-1024-1/2', algorithm='spa', schedule='layered',
+        self.encoder = gpuldpc.ldpc_encoder(code=code)
+        self.decoder = gpuldpc.ldpc_decoder(code=code, algorithm='spa', schedule='layered',
             max_iterations=50, early_stop=True, backend='auto',
             positive_llr_bit=1, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
@@ -92,6 +92,14 @@ class ccsds_rx(gr.top_block):
         self.connect((self.to_real, 0), (self.llr, 0))
 
 
+    def get_code(self):
+        return self.code
+
+    def set_code(self, code):
+        self.code = code
+        self.set_k(gpuldpc.load_code(self.code).k)
+        self.set_n(gpuldpc.load_code(self.code).n)
+
     def get_ebn0_db(self):
         return self.ebn0_db
 
@@ -105,14 +113,6 @@ class ccsds_rx(gr.top_block):
     def set_frames(self, frames):
         self.frames = frames
         self.head.set_length((self.k * self.frames))
-
-    def get_code(self):
-        return self.code
-
-    def set_code(self, code):
-        self.code = code
-        self.set_k(gpuldpc.load_code(self.code).k)
-        self.set_n(gpuldpc.load_code(self.code).n)
 
     def get_n(self):
         return self.n
@@ -147,8 +147,11 @@ class ccsds_rx(gr.top_block):
 
 
 def argument_parser():
-    description = 'CCSDS 131.0-B AR4JA (k = 1024, rate 1/2) loopback: random bits -> LDPC Encoder -> BPSK -> AWGN -> LLRs -> LDPC Decoder (the punctured columns restored) -> bit error counts'
+    description = "CCSDS 131.0-B loopback (--code: an AR4JA code, default k = 1024 rate 1/2, or ccsds-c2): random bits -> LDPC Encoder -> BPSK -> AWGN -> LLRs -> LDPC Decoder (punctured columns, C2's fill and appended bits restored) -> bit error counts"
     parser = ArgumentParser(description=description)
+    parser.add_argument(
+        "--code", dest="code", type=str, default='ccsds-ar4ja-1024-1/2',
+        help="Set Code [default=%(default)r]")
     parser.add_argument(
         "--ebn0-db", dest="ebn0_db", type=eng_float, default=eng_notation.num_to_str(float(2.0)),
         help="Set Eb/N0 (dB) [default=%(default)r]")
@@ -161,7 +164,7 @@ def argument_parser():
 def main(top_block_cls=ccsds_rx, options=None):
     if options is None:
         options = argument_parser().parse_args()
-    tb = top_block_cls(ebn0_db=options.ebn0_db, frames=options.frames)
+    tb = top_block_cls(code=options.code, ebn0_db=options.ebn0_db, frames=options.frames)
 
     def sig_handler(sig=None, frame=None):
         tb.stop()
