@@ -75,6 +75,11 @@ def row(code, frames, seconds, api, input, fer, llr_dtype="float32", **extra):
     return r
 
 
+def unpacked(packed_info, k):
+    """The k information bits of ``packed=True`` results (gpuldpc.packed_bits)."""
+    return np.unpackbits(packed_info, axis=1, count=k)
+
+
 def fer_of(info_hat, info):
     return float((np.asarray(info_hat) != info).any(axis=1).mean())
 
@@ -110,7 +115,8 @@ def ours(code, reps):
         frames = narrow.preferred_batch("throughput")      # its own batch (binary16: two frames a thread)
         qb, ib = np.resize(q, (frames, q.shape[1])), np.resize(info, (frames, info.shape[1]))
         r = row(code, frames, median_time(lambda: narrow.decode(qb), reps), "gl.Decoder", "numpy int8",
-                fer_of(narrow.decode(qb).info, np.packbits(ib, axis=1) if packed else ib), llr_dtype="int8",
+                fer_of(unpacked(narrow.decode(qb).info, code.k) if packed else narrow.decode(qb).info, ib),
+                llr_dtype="int8",
                 llr_scale=scale, backend="cuda", schedule="layered", precision=precision,
                 output="packed bits" if packed else "bits", **shape)
         low = narrow._impl._impl.decoder                   # ShapedBackend -> cuda backend -> CudaDecoder
