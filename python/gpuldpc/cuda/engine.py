@@ -208,7 +208,6 @@ class _Slot:
         self.out = (base + self.flags, base, base + 4 * capacity, int(self.soft) if soft_bytes else 0)
         self.scratch = drv.mem_alloc(scratch_bytes) if scratch_bytes else None
         self.frame_bytes = 0
-        self.input_generation = 0   # counts reallocations of the input buffers (graph keys, .graphs)
         self._view = None       # the staging buffer's view of the last staged shape
         self.last_input = None  # mapped input: the host rows of the last launch (kernel_seconds)
         self.last_mapped = None  # and their mapped address (None: pageable, staged)
@@ -223,7 +222,6 @@ class _Slot:
             self.dev_in = (mapped_address(self.host_in) if self.mapped_in
                            else driver().mem_alloc(self.capacity * frame_bytes))
             self.frame_bytes = frame_bytes
-            self.input_generation += 1
             self._view = None
 
     def staged(self, src: np.ndarray) -> np.ndarray:
@@ -695,7 +693,9 @@ class GpuDecoder:
                     slot.resident.wait()
                 else:
                     with eng.ctx.active():   # the same work call after call: one graph launch (.graphs)
-                        slot.graphs.run((count, kind, int(address), slot.input_generation), slot.stream, enqueue)
+                        key = (count, kind, int(address), None if staged is None else staged.ctypes.data,
+                               None if staged is None else staged.nbytes)
+                        slot.graphs.run(key, slot.stream, enqueue)
                         slot.stream.synchronize()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc

@@ -11,9 +11,8 @@ while the GPU waits for them.  CUDA graphs (CUDA Programming Guide, "CUDA Graphs
 capture, ``cuStreamBeginCapture``) record such a sequence once and launch it with one call.
 
 :class:`GraphCache` keys a call by everything its enqueued work depends on (frames, input
-kind, the input's device address, the generation of the slot's input buffers -- a staged
-copy's size follows from frames and kind, its buffers from the generation; the slot's other
-buffers and the plan's arguments are fixed for the slot's life): the first call of a
+kind, the input's device address, the staged host buffer's address and size; the slot's
+other buffers and the plan's arguments are fixed for the slot's life): the first call of a
 key runs as usual (kernels are loaded, scratch is zeroed, arguments packed), the second is
 captured on the slot's stream (relaxed mode: other threads' calls are not affected) and
 instantiated, and every call after it launches the graph.  Work that cannot be captured
