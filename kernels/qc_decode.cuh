@@ -12,9 +12,12 @@
 //   * section III-C: z not a multiple of the warp size.  Here threads are not padded per
 //     frame at all: thread t of a block serves frame t / z, row t % z, so frames share
 //     warps and only the block's last warp carries idle lanes.
-// Sum-product (log domain) uses the forward-backward boxplus recursion (paper 004 section
-// III-A, refs [4]); it keeps every message R_mn in device memory (coalesced: edge-major,
-// row-minor per frame).
+// Sum-product keeps every message R_mn in device memory (coalesced: edge-major, row-minor per
+// frame) and computes them in the phi domain (Gallager; paper 004 section III-A's log-domain
+// rule in the form of the cpu backend, lib/cpu_binary_decoder.cpp SpaRow):
+//   R_e = sign_e * phi(sum_{j != e} phi(|Q_j|)),  phi(x) = -ln tanh(x/2),
+// the sum over the other edges as a prefix plus a suffix sum, phi clamped to 30 (the
+// reference's |R| <= SPA_MAX_LLR), accurate expf/expm1f/log1pf.
 //
 // QC layout (shared with syndrome.cu, built by gpuldpc.cuda.layout): the non-empty blocks
 // of the base matrix in layer order, edges[b] = (j*z + s, z - s) for a block in base
@@ -281,13 +284,14 @@ __device__ __forceinline__ void two_min(float q, int e, float& m1, float& m2, in
     m1 = lower ? a : m1;
 }
 
-// log-domain boxplus: 2 atanh(tanh(a/2) tanh(b/2))
-//   = sign(a) sign(b) min(|a|,|b|) + log(1 + e^-|a+b|) - log(1 + e^-|a-b|).
-__device__ __forceinline__ float boxplus(float a, float b)
+// phi(x) = -ln tanh(x/2) = log1p(2 e^-x / (1 - e^-x)) for x clamped to [2 e^-30, inf), so that
+// phi <= 30 and phi(phi(x)) caps |R| at 30 = 2 atanh(tanh(15)), the reference's SPA_MAX_LLR
+// (gpuldpc.decoders.reference_binary); the cpu backend's Phi, operation for operation.
+__device__ __forceinline__ float spa_phi(float x)
 {
-    const float m = fminf(fabsf(a), fabsf(b));
-    const float s = ((a < 0.0f) != (b < 0.0f)) ? -m : m;
-    return s + log1pf(__expf(-fabsf(a + b))) - log1pf(__expf(-fabsf(a - b)));
+    const float xc = fmaxf(x, 1.8715e-13f);
+    const float t = expf(-xc);
+    return fminf(log1pf(2.0f * t / -expm1f(-xc)), 30.0f);
 }
 
 // Min-sum messages compressed per check row (min1, min2, idx, sign bits) and held in
@@ -929,16 +933,26 @@ struct StoredMessages {
             q[e] = at(post, col[e]) - m[e * z];
         }
         if (rule == kSpa) {
-            // forward: out[i] = q0 [+] ... [+] q_i ; backward running value in b
-            out[0] = q[0];
-            for (int e = 1; e < dc - 1; ++e) out[e] = boxplus(out[e - 1], q[e]);
-            float b = q[dc - 1];
-            out[dc - 1] = out[dc - 2];
-            for (int e = dc - 2; e >= 1; --e) {
-                out[e] = boxplus(out[e - 1], b);
-                b = boxplus(b, q[e]);
+            // R_e = sign_e phi(before_e + after_e): the other edges' phi(|Q|) summed as a prefix
+            // and a suffix (not the row's total less the edge's own term, which cancels where one
+            // edge dominates), in the cpu backend's order
+            float ph[DC_MAX];
+            unsigned signs = 0u;
+            for (int e = 0; e < dc; ++e) {
+                ph[e] = spa_phi(fabsf(q[e]));
+                signs |= (q[e] < 0.0f ? 1u : 0u) << e;
             }
-            out[0] = b;
+            const unsigned par = __popc(signs) & 1u;
+            float after = 0.0f;
+            for (int e = dc - 1; e >= 0; --e) {
+                out[e] = after;
+                after += ph[e];
+            }
+            float before = 0.0f;
+            for (int e = 0; e < dc; ++e) {
+                out[e] = flip(spa_phi(before + out[e]), ((signs >> e) ^ par) & 1u);
+                before += ph[e];
+            }
         } else {
             float m1 = __int_as_float(0x7f800000), m2 = m1;
             int idx = 0;

@@ -57,17 +57,26 @@ def test_cuda_soft_output_is_the_references(cuda, frames, name, settings, precis
 
 
 @pytest.mark.cuda
-def test_cuda_spa_soft_output_stored_kernel(cuda, frames):
-    """SPA runs on the stored kernel: its posteriors within the rule's tolerance after one
-    iteration, the decisions of converged frames equal and ``bits == (llr < 0)``."""
-    code, llr = _llrs(frames, "wimax-2304-1/2", "layered", count=64)
-    kw = dict(algorithm="spa", early_stop=False)
-    dec = gl.Decoder(code, backend="cuda", max_iterations=1, soft_output="posterior", **kw)
-    assert dec._impl.decoder.kernel.startswith("qc_stored")
-    want = gl.Decoder(code, backend="reference", max_iterations=1, soft_output="posterior", **kw).decode(llr)
-    np.testing.assert_allclose(dec.decode(llr).llr, want.llr, rtol=1e-3, atol=1e-3)
-    got = _decode(code, "cuda", llr, algorithm="spa")
-    np.testing.assert_array_equal(got.bits, (got.llr < 0).astype(np.uint8))
+@pytest.mark.parametrize("schedule", ["layered", "flooding"])
+@pytest.mark.parametrize("name, ebn0_db", [("wimax-2304-1/2", 2.5), ("wifi-1944-1/2", 1.6)])
+def test_cuda_spa_llrs_within_1e4_of_the_reference(cuda, frames, schedule, name, ebn0_db):
+    """SPA runs on the stored kernel in the phi form (R = sign phi(sum of the other edges'
+    phi(|Q|)), prefix plus suffix, |R| <= 30): whole decodes, 10 iterations, early stop on and
+    off, within 1e-4 relative of the reference's tanh products in float64 (issue 16), the same
+    iteration counts and decisions, ``bits == (llr < 0)``.  The former boxplus recursion
+    (``__expf``, no cap at 30) held only 1e-3 after one iteration."""
+    code = gl.codes.get(name)
+    llr = frames(code, ebn0_db, 32, 3)[1]
+    for early_stop in (False, True):
+        kw = dict(schedule=schedule, algorithm="spa", early_stop=early_stop)
+        dec = gl.Decoder(code, backend="cuda", max_iterations=10, soft_output="posterior", **kw)
+        assert dec._impl.decoder.kernel.startswith("qc_stored")
+        got, want = dec.decode(llr), _decode(code, "reference", llr, **kw)
+        assert np.abs(want.llr).max() > 30 and 0 < want.valid.sum()
+        np.testing.assert_array_equal(got.iterations, want.iterations)
+        np.testing.assert_allclose(got.llr, want.llr, rtol=1e-4, atol=1e-4)
+        np.testing.assert_array_equal(got.bits, want.bits)
+        np.testing.assert_array_equal(got.bits, (got.llr < 0).astype(np.uint8))
 
 
 @pytest.mark.cuda
