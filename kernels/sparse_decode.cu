@@ -10,33 +10,40 @@
 // order puts the columns of a warp's rows next to each other, so its gathers coalesce); the
 // tables then hold kernel columns, and the LLR load, decisions and soft output go through kcol.
 //
-// One frame a block of threads, a check row a thread (its columns and Q in registers).  Min-sum as
-// the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a check row
-// keeps its messages compressed, f(min1), f(min2), the index of min1 and the sign bits of its
-// messages R, in a 16-byte record in device memory
-// (rec[row] of the frame's scratch; a layer's rows are consecutive, so a warp's records are one
-// coalesced access):  R_e = sign_e * (e == idx ? f(min2) : f(min1)),  f(m) = alpha * m (nms) or
-// max(m - beta, 0) (oms).  Record words: f(min1), f(min2) as float32 bits, sign bits 0-31, then
-// sign bits 32-57 | idx << 26 (rows of up to 58 edges: gpuldpc.cuda.sparse_layout.MAX_ROW).
+// float32: one frame a block of threads, a check row a thread (its columns and Q in registers).
+// Min-sum as the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a
+// check row keeps its messages compressed, f(min1), f(min2), the index of min1 and the sign bits
+// of its messages R, in a 16-byte record in device memory (rec[row] of the block's scratch; a
+// layer's rows are consecutive, so a warp's records are one coalesced access):
+//   R_e = sign_e * (e == idx ? f(min2) : f(min1)),  f(m) = alpha * m (nms) or max(m - beta, 0) (oms).
+// Record words: f(min1), f(min2) as float32 bits, sign bits 0-31, then sign bits 32-57 | idx << 26
+// (rows of up to 58 edges: gpuldpc.cuda.sparse_layout.MAX_ROW).
+//
+// binary16 (precision="float16"): two frames a block, packed as the halves of one half2 word per
+// posterior (the QC kernels' HalfMinSum, qc_decode.cuh, whose helpers this uses), so one thread
+// runs a check row of both frames with one instruction stream: every difference, sum and
+// magnitude rounded once to half with __hsub2/__hadd2/__hfma2 (channel LLRs clamped to
+// +-kHalfLlrMax, magnitudes to kHalfRMax), the reference's precision="float16", bit for bit.  A
+// row's record per frame pair, in word planes rec[w * m + row] (a warp's rows coalesce per word):
+// f(min1) and f(min2) as half2 with the signs P and not P (P the product of the row's Q signs),
+// then per edge e, in word e / 8, the bits "take min2" (|Q_e| == min1, the reference's
+// e == idx: equal to min1 elsewhere means min1 == min2) and "Q_e < 0" of each half, from which
+// R_e = (take min2 ? f(min2) : f(min1)) with the sign P xor sign(Q_e) is one select.  A frame
+// that stops early has its results written at its stop and keeps being updated in its half.
 //
 // Schedules, the reference decoder's (gpuldpc.decoders.reference_graph):
 //   layered (eqs. (2), (3)): layers are runs of consecutive rows with pairwise disjoint supports
 //     (TannerGraph.layers), rows[layer_start[l] .. layer_start[l+1]) in layer l, one barrier a
 //     layer; per row  Q = L - R_old,  R_new from Q,  L = Q + R_new  (the row's columns and Q in
-//     registers, DC_MAX slots; the record of a thread's first row of the next layer is loaded a
-//     layer ahead, as no row of this layer writes it).
+//     registers, DC_MAX slots; its record's loads are in flight with its column loads).
 //   flooding: every row from the totals (Q = T - R_old), a barrier, then per column
 //     T = Lch + R_1 + R_2 + ... over its edges in increasing row order (col_ptr, col_edges:
 //     (row, position of the edge in its row)), left to right as the reference sums.
-// Message arithmetic (template T of the posteriors): float32, or IEEE binary16, where every
-// difference, sum and magnitude is rounded once to half (channel LLRs clamped to +-kHalfLlrMax,
-// magnitudes to kHalfRMax), the reference's precision="float16"; registers hold the values as
-// float32 (a half is exact in float32, so comparisons and sign flips are the same).  Either way
-// the decisions, iteration counts and flags are the reference decoder's, bit for bit.
+// Either way the decisions, iteration counts and flags are the reference decoder's, bit for bit.
 //
-// Posteriors (and, flooding, the channel LLRs) in shared memory (POST_SHARED: n values of T, 2n
-// flooding) or, where they do not fit (DVB-S2 normal frames in float32), in the frame's scratch
-// after its records: frame_bytes of device memory a frame in either case.
+// Posteriors (and, flooding, the channel LLRs) in shared memory (POST_SHARED: n words, 2n
+// flooding; a word is a float32 or a frame pair's half2) or, where they do not fit (DVB-S2
+// normal frames), in the block's scratch after its records.
 //
 // Non-finite LLRs: the rule of llr_load.cuh at the load, the frame flagged (valid bit 1).  Early
 // stop: after each iteration every row's parity (a frame stops after the first iteration whose
@@ -48,101 +55,87 @@
 
 namespace {
 
-constexpr int kRecIdxShift = 26;     // record word 3: sign bits 32..57 | idx << 26
+constexpr int kRecIdxShift = 26;     // float32 record word 3: sign bits 32..57 | idx << 26
 constexpr unsigned kRecHighMask = (1u << kRecIdxShift) - 1;
-constexpr float kHalfRMaxValue = 2048.0f;  // the halves of kHalfRMax2: gpuldpc.float16.HALF_R_MAX
 
-// Posterior storage and the arithmetic of each precision, on float32 registers.
-template <typename T> struct Arith;
-template <> struct Arith<float> {
-    static __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-    static __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-    static __device__ __forceinline__ float channel(float x) { return x; }
-    static __device__ __forceinline__ float magnitude(float m, int rule, float alpha, float beta)
+// The min-sum rule of a launch: NMS f(m) = alpha m, OMS max(m - beta, 0); binary16 as one FMA
+// max(scale * m - offset, 0) with (scale, offset) = (alpha, 0) or (1, beta) rounded to half.
+struct MinSumRule {
+    int rule;
+    float alpha, beta;
+    __half2 so;
+    __device__ MinSumRule(int r, float a, float b)
+        : rule(r), alpha(a), beta(b), so(r == kOms ? __floats2half2_rn(1.0f, b) : __floats2half2_rn(a, 0.0f)) {}
+    __device__ float magnitude(float m) const
     {
         return rule == kOms ? fmaxf(__fsub_rn(m, beta), 0.0f) : __fmul_rn(alpha, m);
     }
-    static __device__ __forceinline__ float get(const float* p) { return *p; }
-    static __device__ __forceinline__ void put(float* p, float v) { *p = v; }
-};
-template <> struct Arith<__half> {
-    static __device__ __forceinline__ __half h(float x) { return __float2half_rn(x); }
-    static __device__ __forceinline__ float sub(float a, float b) { return __half2float(__hsub(h(a), h(b))); }
-    static __device__ __forceinline__ float add(float a, float b) { return __half2float(__hadd(h(a), h(b))); }
-    // clamped, rounded to nearest half, "+ 0" (a value that rounds to -0 becomes +0), as half_llr_pair
-    static __device__ __forceinline__ float channel(float x)
-    {
-        return __half2float(__hadd(h(fminf(fmaxf(x, -kHalfLlrMax), kHalfLlrMax)), h(0.0f)));
-    }
-    // min(f(m), kHalfRMax), f rounded once in half with alpha, beta rounded to half
-    static __device__ __forceinline__ float magnitude(float m, int rule, float alpha, float beta)
-    {
-        const float f = rule == kOms ? fmaxf(__half2float(__hsub(h(m), h(beta))), 0.0f)
-                                     : __half2float(__hmul(h(alpha), h(m)));
-        return fminf(f, kHalfRMaxValue);
-    }
-    static __device__ __forceinline__ float get(const __half* p) { return __half2float(*p); }
-    static __device__ __forceinline__ void put(__half* p, float v) { *p = h(v); }
 };
 
-// The compressed messages of a row (see the header).
+// The columns of row r from the transposed table cols_t[e * m + r] (-1 past the row's dc, width =
+// the heaviest row): no row pointer to wait for, and a warp's rows read one coalesced line an edge.
+// Returns dc.
+template <int DC_MAX>
+__device__ __forceinline__ int row_columns(int (&col)[DC_MAX], const int* __restrict__ cols_t, int width, int m, int r)
+{
+    int dc = 0;
+#pragma unroll
+    for (int e = 0; e < DC_MAX; ++e) {
+        col[e] = e < width ? cols_t[e * m + r] : -1;
+        dc += col[e] >= 0;
+    }
+    return dc;
+}
+
+// float32: the compressed messages of a row (see the header), 16 bytes at rec4[r].
 struct RowRecord {
     float mag1, mag2;
     unsigned long long signs;  // bit e: R_e < 0
     int idx;
 
-    __device__ __forceinline__ static RowRecord unpack(uint4 w)
+    __device__ __forceinline__ static RowRecord load(const unsigned* rec, int, int r)
     {
+        const uint4 w = reinterpret_cast<const uint4*>(rec)[r];
         return {__uint_as_float(w.x), __uint_as_float(w.y),
                 w.z | ((unsigned long long)(w.w & kRecHighMask) << 32), (int)(w.w >> kRecIdxShift)};
     }
-    __device__ __forceinline__ static RowRecord load(const uint4* rec) { return unpack(*rec); }
-    __device__ __forceinline__ void store(uint4* rec) const
+    __device__ __forceinline__ void store(unsigned* rec, int, int r) const
     {
-        *rec = make_uint4(__float_as_uint(mag1), __float_as_uint(mag2), (unsigned)signs,
-                          (unsigned)(signs >> 32) | ((unsigned)idx << kRecIdxShift));
+        reinterpret_cast<uint4*>(rec)[r] = make_uint4(__float_as_uint(mag1), __float_as_uint(mag2), (unsigned)signs,
+                                                      (unsigned)(signs >> 32) | ((unsigned)idx << kRecIdxShift));
     }
     __device__ __forceinline__ float message(int e) const
     {
         const float v = e == idx ? mag2 : mag1;
         return (signs >> e) & 1ull ? -v : v;
     }
+    __device__ __forceinline__ static float message_at(const unsigned* rec, int m, int r, int e)
+    {
+        return load(rec, m, r).message(e);
+    }
 };
 
-// One check row held in registers: its record (R_old), its columns and its Q = L - R_old (DC_MAX
-// slots, the row's dc used).  The columns come from the transposed table cols_t[e * m + r] (-1
-// past the row's dc, width = the heaviest row): no row pointer to wait for, and a warp's rows read
-// one coalesced line an edge.  gather issues the posterior loads of the row together; write
-// reuses them.
-template <typename T, int DC_MAX>
-struct Row {
+// float32: one check row of one frame held in registers: its record (R_old), its columns and its
+// Q = L - R_old (DC_MAX slots, the row's dc used).  gather issues the posterior loads of the row
+// together; write reuses them.
+template <int DC_MAX>
+struct Float32Row {
     RowRecord old;
     int col[DC_MAX];
     float q[DC_MAX];
     int dc;
 
-    __device__ __forceinline__ void columns(const int* __restrict__ cols_t, int width, int m, int r)
-    {
-        dc = 0;
-#pragma unroll
-        for (int e = 0; e < DC_MAX; ++e) {
-            col[e] = e < width ? cols_t[e * m + r] : -1;
-            dc += col[e] >= 0;
-        }
-    }
-
-    // Q of every edge from the posteriors at p (L, or the flooding totals T).
-    __device__ __forceinline__ void gather(const T* p)
+    __device__ __forceinline__ void gather(const float* p)
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (col[e] >= 0) q[e] = Arith<T>::sub(Arith<T>::get(p + col[e]), old.message(e));
+            if (col[e] >= 0) q[e] = __fsub_rn(p[col[e]], old.message(e));
     }
 
     // The new record (Algorithm 1): the two-min scan in edge order (|Q| < min1 moves min1 to min2),
     // f(min1), f(min2), and the sign of each R, the product of the other edges' signs (sign(x) = -1
     // iff x < 0).
-    __device__ __forceinline__ RowRecord update(int rule, float alpha, float beta) const
+    __device__ __forceinline__ RowRecord update(const MinSumRule& k) const
     {
         float m1 = __int_as_float(0x7f800000), m2 = m1;
         int idx = 0;
@@ -163,130 +156,259 @@ struct Row {
         }
         const unsigned long long all = (1ull << dc) - 1ull;   // dc <= 58
         const unsigned long long signs = neg ^ ((__popcll(neg) & 1) ? all : 0ull);
-        return {Arith<T>::magnitude(m1, rule, alpha, beta), Arith<T>::magnitude(m2, rule, alpha, beta), signs, idx};
+        return {k.magnitude(m1), k.magnitude(m2), signs, idx};
     }
 
     // Layered: L = Q + R_new on every edge.
-    __device__ __forceinline__ void write(T* p, const RowRecord& now) const
+    __device__ __forceinline__ void write(float* p, const RowRecord& now) const
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (col[e] >= 0) Arith<T>::put(p + col[e], Arith<T>::add(q[e], now.message(e)));
+            if (col[e] >= 0) p[col[e]] = __fadd_rn(q[e], now.message(e));
     }
 };
 
-template <typename T, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED>
+// binary16: R_e of a frame pair from f(min1), f(min2) and the word holding edge e's bits (header):
+// byte 0 / 2 bit 7 - e % 8 "take min2" of the low / high frame, byte 1 / 3 "Q_e < 0".
+__device__ __forceinline__ unsigned pair_message(unsigned mag1, unsigned mag2, unsigned word, int e)
+{
+    const unsigned v = word << (e & 7);
+    return select_halves(mag1, mag2, with_signs_of(byte_top_masks(v), v));
+}
+
+// binary16: the record of a row of a frame pair, in word planes rec[w * m + r].
+template <int DC_MAX>
+struct PairRecord {
+    static constexpr int kWords = (DC_MAX + 7) / 8;
+    unsigned mag1, mag2;    // half2: f(min1) with the sign P, f(min2) with not P
+    unsigned bits[kWords];  // per edge: take min2, Q < 0 (pair_message)
+
+    __device__ __forceinline__ static PairRecord load(const unsigned* rec, int m, int r)
+    {
+        PairRecord x;
+        x.mag1 = rec[r];
+        x.mag2 = rec[m + r];
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) x.bits[w] = rec[(2 + w) * m + r];
+        return x;
+    }
+    __device__ __forceinline__ void store(unsigned* rec, int m, int r) const
+    {
+        rec[r] = mag1;
+        rec[m + r] = mag2;
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) rec[(2 + w) * m + r] = bits[w];
+    }
+    __device__ __forceinline__ unsigned message(int e) const { return pair_message(mag1, mag2, bits[e >> 3], e); }
+    __device__ __forceinline__ static unsigned message_at(const unsigned* rec, int m, int r, int e)
+    {
+        return pair_message(rec[r], rec[m + r], rec[(2 + (e >> 3)) * m + r], e);
+    }
+};
+
+// binary16: one check row of a frame pair, HalfMinSum's arithmetic (qc_decode.cuh) on a sparse row.
+template <int DC_MAX>
+struct PairRow {
+    PairRecord<DC_MAX> old;
+    int col[DC_MAX];
+    unsigned q[DC_MAX];  // half2 bits
+    int dc;
+
+    __device__ __forceinline__ void gather(const unsigned* p)
+    {
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e)
+            if (col[e] >= 0) q[e] = as_bits(__hsub2_rn(as_half2(p[col[e]]), as_half2(old.message(e))));
+    }
+
+    // The two smallest |Q| of each frame (two chains, even and odd edges, merged: the multiset's
+    // two smallest, as the reference's scan), f of each, the sign P of the Q product (Q is never
+    // -0: half_llr_pair), and each edge's bits.
+    __device__ __forceinline__ PairRecord<DC_MAX> update(const MinSumRule& k) const
+    {
+        __half2 c1[2] = {as_half2(kHalfInf2), as_half2(kHalfInf2)}, c2[2] = {c1[0], c1[0]};
+        unsigned parity = 0u;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (col[e] >= 0) {
+                const __half2 a = __habs2(as_half2(q[e]));
+                const int c = e & 1;
+                c2[c] = __hmin2(c2[c], __hmax2(c1[c], a));
+                c1[c] = __hmin2(c1[c], a);
+                parity ^= q[e];
+            }
+        }
+        const __half2 m1 = __hmin2(c1[0], c1[1]);
+        const __half2 m2 = __hmin2(__hmin2(c2[0], c2[1]), __hmax2(c1[0], c1[1]));
+        const unsigned sign = parity & kHalfSigns;
+        PairRecord<DC_MAX> now{};
+        now.mag1 = half_magnitude(m1, k.so) ^ sign;
+        now.mag2 = half_magnitude(m2, k.so) ^ sign ^ kHalfSigns;
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e) {
+            if (col[e] >= 0) {
+                const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
+                now.bits[e >> 3] |= (x >> (e & 7)) & (0x80808080u >> (e & 7));
+            }
+        }
+        return now;
+    }
+
+    __device__ __forceinline__ void write(unsigned* p, const PairRecord<DC_MAX>& now) const
+    {
+#pragma unroll
+        for (int e = 0; e < DC_MAX; ++e)
+            if (col[e] >= 0) p[col[e]] = as_bits(__hadd2_rn(as_half2(q[e]), as_half2(now.message(e))));
+    }
+};
+
+// What a precision puts in a posterior word: float32, one frame a block ...
+struct Float32Frames {
+    static constexpr int kFrames = 1;
+    using Word = float;
+    template <int DC_MAX> using Record = RowRecord;
+    template <int DC_MAX> using Row = Float32Row<DC_MAX>;
+    __host__ __device__ static constexpr int record_words(int) { return 4; }
+    __device__ static Word channel(const float (&v)[1]) { return v[0]; }
+    __device__ static Word add(Word a, Word b) { return __fadd_rn(a, b); }
+    __device__ static unsigned negative(Word w) { return w < 0.0f ? 1u : 0u; }   // bit h: frame h's sign
+    __device__ static float value(Word w, int) { return w; }
+};
+
+// ... binary16, a frame pair a block (low half: the block's first frame).
+struct HalfPairs {
+    static constexpr int kFrames = 2;
+    using Word = unsigned;
+    template <int DC_MAX> using Record = PairRecord<DC_MAX>;
+    template <int DC_MAX> using Row = PairRow<DC_MAX>;
+    __host__ __device__ static constexpr int record_words(int dc_max) { return 2 + (dc_max + 7) / 8; }
+    __device__ static Word channel(const float (&v)[2]) { return half_llr_pair(v[0], v[1]); }
+    __device__ static Word add(Word a, Word b) { return as_bits(__hadd2_rn(as_half2(a), as_half2(b))); }
+    __device__ static unsigned negative(Word w) { return ((w >> 15) & 1u) | ((w >> 30) & 2u); }
+    __device__ static float value(Word w, int h) { return h ? __high2float(as_half2(w)) : __low2float(as_half2(w)); }
+};
+
+template <class P, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED>
 __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
                               const int* __restrict__ cols_t, int width,
                               const int* __restrict__ layer_start, const int* __restrict__ col_ptr,
                               const int2* __restrict__ col_edges, const int* __restrict__ kcol,
-                              char* __restrict__ scratch, int frame_bytes,
+                              char* __restrict__ scratch, int block_bytes,
                               int n, int m, int layers, int frames, int max_iter, int early_stop, int rule,
                               float alpha, float beta, float* __restrict__ soft)
 {
-    using A = Arith<T>;
+    using Word = typename P::Word;
+    using Record = typename P::template Record<DC_MAX>;
+    using Row = typename P::template Row<DC_MAX>;
+    constexpr int F = P::kFrames;
     extern __shared__ float4 smem_vec[];
-    __shared__ int flag;  // kItersBad once a non-finite LLR is seen
-    const long long f = blockIdx.x;
-    if (f >= frames) return;
+    __shared__ int flag[F];  // kItersBad once a non-finite LLR of the frame is seen
+    const long long f0 = (long long)blockIdx.x * F;
+    if (f0 >= frames) return;
+    const int present = min(F, (int)(frames - f0));
     const int tid = threadIdx.x, nt = blockDim.x;
-    char* mine = scratch + f * (long long)frame_bytes;
-    uint4* rec = reinterpret_cast<uint4*>(mine);
-    T* post = POST_SHARED ? reinterpret_cast<T*>(smem_vec) : reinterpret_cast<T*>(mine + 16ll * m);
-    T* lch = post + n;  // flooding only
+    char* mine = scratch + blockIdx.x * (long long)block_bytes;
+    unsigned* rec = reinterpret_cast<unsigned*>(mine);
+    Word* post = POST_SHARED ? reinterpret_cast<Word*>(smem_vec)
+                             : reinterpret_cast<Word*>(mine + 4ll * P::record_words(DC_MAX) * m);
+    Word* lch = post + n;  // flooding only
+    const MinSumRule k(rule, alpha, beta);
 
     const auto at = [kcol](int c) { return kcol != nullptr ? kcol[c] : c; };  // frame -> kernel column
-    if (tid == 0) flag = 0;
+    if (tid < F) flag[tid] = 0;
     __syncthreads();
-    const In* src = llr + f * n;
+    const In* src = llr + f0 * n;
     for (int i = tid; i < n; i += nt) {
-        const float c = A::channel(llr_value(src[i], scale, &flag));
-        A::put(post + at(i), c);
-        if (FLOOD) A::put(lch + at(i), c);
+        float v[F];
+#pragma unroll
+        for (int h = 0; h < F; ++h) v[h] = h < present ? llr_value(src[h * (long long)n + i], scale, &flag[h]) : 1.0f;
+        const Word c = P::channel(v);   // an absent frame of a pair: the all-zero word, satisfied
+        post[at(i)] = c;
+        if (FLOOD) lch[at(i)] = c;
     }
-    for (int r = tid; r < m; r += nt) rec[r] = make_uint4(0u, 0u, 0u, 0u);
+    for (int r = tid; r < m; r += nt) Record{}.store(rec, m, r);
     __syncthreads();
 
-    uint4 ahead = make_uint4(0u, 0u, 0u, 0u);  // layered: the record of the thread's next first row
-    int done_at = max_iter;
-    bool satisfied = false;
+    // Frame h's results at its stop (iteration `it`, syndrome satisfied or not), by the whole block.
+    const auto finish = [&](int h, int it, bool satisfied) {
+        const long long f = f0 + h;
+        if (tid == 0) {
+            iters_out[f] = it;
+            valid_out[f] = (satisfied ? 1 : 0) | (flag[h] ? llr::kBadLlrFlag : 0);
+        }
+        if (soft != nullptr) {  // the posteriors as float32 (binary16: exact) in the caller's sign
+            const unsigned negative = scale < 0.0f;
+            for (int i = tid; i < n; i += nt) soft[f * n + i] = flip(P::value(post[at(i)], h), negative);
+        }
+        if (packed) {
+            const int nbytes = (n + 7) >> 3;
+            for (int j = tid; j < nbytes; j += nt) {
+                unsigned v = 0u;
+                for (int b = 0; b < 8; ++b)
+                    v |= (8 * j + b < n ? (P::negative(post[at(8 * j + b)]) >> h) & 1u : 0u) << (7 - b);
+                bits[f * nbytes + j] = (unsigned char)v;
+            }
+        } else {
+            for (int i = tid; i < n; i += nt) bits[f * n + i] = (P::negative(post[at(i)]) >> h) & 1u;
+        }
+    };
+
+    unsigned pending = (1u << present) - 1u;  // frames whose results are not written yet
     for (int it = 1; it <= max_iter; ++it) {
         if (!FLOOD) {
             for (int l = 0; l < layers; ++l) {
-                // The record of the thread's first row of the next layer is loaded now (no row of
-                // this layer writes it), so that round trip overlaps this layer's work; with a
-                // single layer, after this layer's writes.
-                const int end = layer_start[l + 1], ln = l + 1 < layers ? l + 1 : 0;
-                const int r0 = layer_start[l] + tid, rn = layer_start[ln] + tid;
-                const bool has_next = rn < layer_start[ln + 1];
-                const uint4 first = ahead;
-                if (has_next && ln != l) ahead = rec[rn];
-                for (int r = r0; r < end; r += nt) {
-                    Row<T, DC_MAX> row;
-                    row.columns(cols_t, width, m, r);
-                    row.old = RowRecord::unpack(r == r0 ? first : rec[r]);
+                const int end = layer_start[l + 1];
+                for (int r = layer_start[l] + tid; r < end; r += nt) {
+                    Row row;
+                    row.dc = row_columns(row.col, cols_t, width, m, r);
+                    row.old = Record::load(rec, m, r);
                     row.gather(post);
-                    const RowRecord now = row.update(rule, alpha, beta);
+                    const Record now = row.update(k);
                     row.write(post, now);
-                    now.store(rec + r);
+                    now.store(rec, m, r);
                 }
-                if (has_next && ln == l) ahead = rec[rn];
                 __syncthreads();
             }
         } else {
             for (int r = tid; r < m; r += nt) {
-                Row<T, DC_MAX> row;
-                row.columns(cols_t, width, m, r);
-                row.old = RowRecord::load(rec + r);
+                Row row;
+                row.dc = row_columns(row.col, cols_t, width, m, r);
+                row.old = Record::load(rec, m, r);
                 row.gather(post);
-                row.update(rule, alpha, beta).store(rec + r);
+                row.update(k).store(rec, m, r);
             }
             __syncthreads();
             for (int v = tid; v < n; v += nt) {
-                float t = A::get(lch + v);
-                for (int k = col_ptr[v]; k < col_ptr[v + 1]; ++k) {
-                    const int2 rp = col_edges[k];
-                    t = A::add(t, RowRecord::load(rec + rp.x).message(rp.y));
+                Word t = lch[v];
+                for (int e = col_ptr[v]; e < col_ptr[v + 1]; ++e) {
+                    const int2 rp = col_edges[e];
+                    t = P::add(t, Record::message_at(rec, m, rp.x, rp.y));
                 }
-                A::put(post + v, t);
+                post[v] = t;
             }
             __syncthreads();
         }
         if (early_stop || it == max_iter) {
-            bool odd = false;
-            for (int r = tid; r < m && !odd; r += nt) {
+            unsigned mine_odd = 0u;   // bit h: a row of this thread fails frame h's check
+            for (int r = tid; r < m && mine_odd != (1u << F) - 1u; r += nt) {
                 unsigned p = 0u;
                 for (int e = 0; e < width; ++e) {
                     const int c = cols_t[e * m + r];
-                    if (c >= 0) p ^= A::get(post + c) < 0.0f;
+                    if (c >= 0) p ^= P::negative(post[c]);
                 }
-                odd = p != 0u;
+                mine_odd |= p;
             }
-            satisfied = !__syncthreads_or(odd);
-            if (satisfied && early_stop) {
-                done_at = it;
-                break;
-            }
+            unsigned odd = 0u;        // bit h: frame h's syndrome failed
+#pragma unroll
+            for (int h = 0; h < F; ++h) odd |= (__syncthreads_or((mine_odd >> h) & 1u) ? 1u : 0u) << h;
+            const unsigned stop = it == max_iter ? pending : early_stop ? pending & ~odd : 0u;
+            for (int h = 0; h < F; ++h)
+                if ((stop >> h) & 1u) finish(h, it, !((odd >> h) & 1u));
+            pending &= ~stop;
+            if (!pending) break;
+            if (stop) __syncthreads();   // the results are read before the next iteration writes
         }
-    }
-    if (tid == 0) {
-        iters_out[f] = done_at;
-        valid_out[f] = (satisfied ? 1 : 0) | (flag ? llr::kBadLlrFlag : 0);
-    }
-    if (soft != nullptr) {  // the posteriors as float32 (binary16: exact) in the caller's sign
-        const unsigned negative = scale < 0.0f;
-        for (int i = tid; i < n; i += nt) soft[f * n + i] = flip(A::get(post + at(i)), negative);
-    }
-    if (packed) {
-        const int nbytes = (n + 7) >> 3;
-        for (int j = tid; j < nbytes; j += nt) {
-            unsigned v = 0u;
-            for (int k = 0; k < 8; ++k) v |= (8 * j + k < n && A::get(post + at(8 * j + k)) < 0.0f ? 1u : 0u) << (7 - k);
-            bits[f * nbytes + j] = (unsigned char)v;
-        }
-    } else {
-        for (int i = tid; i < n; i += nt) bits[f * n + i] = A::get(post + at(i)) < 0.0f ? 1 : 0;
     }
 }
 
@@ -294,37 +416,37 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 
 // Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
 // (8, 16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 40, 58: 256: their rows'
-// registers), messages f32 | f16
-// (binary16), posteriors sh (shared memory: n * sizeof(T) bytes of dynamic shared memory, 2n
-// flooding) | gl (device memory, in the frame's scratch after its records); schedule layered |
-// flooding; input f32 | f16 | i8 (LLR = value * scale).  One frame a block.
+// registers), messages f32 (one frame a block) | f16 (binary16, a frame pair a block), posteriors
+// sh (shared memory: n words of dynamic shared memory, 2n flooding) | gl (device memory, in the
+// block's scratch of block_bytes after its records); schedule layered | flooding; input f32 | f16 |
+// i8 (LLR = value * scale).
 #define SPARSE_ARGS(In)                                                                              \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
         const int *cols_t, int width, const int *layer_start, const int *col_ptr,                    \
-        const int2 *col_edges, const int *kcol, char *scratch, int frame_bytes, int n, int m,         \
+        const int2 *col_edges, const int *kcol, char *scratch, int block_bytes, int n, int m,         \
         int layers, int frames,                                                                      \
         int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
-#define SPARSE_KERNEL(name, DC, T, FLOOD, In, SHARED)                                                 \
+#define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED)                                                 \
     extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : DC > 16 ? 384 : 512) name(SPARSE_ARGS(In)) \
     {                                                                                                 \
-        sparse_frames<T, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
+        sparse_frames<P, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
                                                 layer_start, col_ptr, col_edges, kcol, scratch,        \
-                                                frame_bytes,                                           \
+                                                block_bytes,                                           \
                                                 n, m, layers, frames, max_iter, early_stop, rule,      \
                                                 alpha, beta, soft);                                    \
     }
-#define SPARSE_INPUTS(prefix, DC, T, FLOOD, SHARED)                  \
-    SPARSE_KERNEL(prefix##_f32, DC, T, FLOOD, float, SHARED)         \
-    SPARSE_KERNEL(prefix##_f16, DC, T, FLOOD, __half, SHARED)        \
-    SPARSE_KERNEL(prefix##_i8, DC, T, FLOOD, signed char, SHARED)
-#define SPARSE_SCHEDULES(prefix, DC, T, SHARED)                      \
-    SPARSE_INPUTS(prefix##_layered, DC, T, false, SHARED)            \
-    SPARSE_INPUTS(prefix##_flooding, DC, T, true, SHARED)
+#define SPARSE_INPUTS(prefix, DC, P, FLOOD, SHARED)                  \
+    SPARSE_KERNEL(prefix##_f32, DC, P, FLOOD, float, SHARED)         \
+    SPARSE_KERNEL(prefix##_f16, DC, P, FLOOD, __half, SHARED)        \
+    SPARSE_KERNEL(prefix##_i8, DC, P, FLOOD, signed char, SHARED)
+#define SPARSE_SCHEDULES(prefix, DC, P, SHARED)                      \
+    SPARSE_INPUTS(prefix##_layered, DC, P, false, SHARED)            \
+    SPARSE_INPUTS(prefix##_flooding, DC, P, true, SHARED)
 #define SPARSE_VARIANTS(prefix, DC)                                  \
-    SPARSE_SCHEDULES(prefix##_f32_sh, DC, float, true)               \
-    SPARSE_SCHEDULES(prefix##_f32_gl, DC, float, false)              \
-    SPARSE_SCHEDULES(prefix##_f16_sh, DC, __half, true)              \
-    SPARSE_SCHEDULES(prefix##_f16_gl, DC, __half, false)
+    SPARSE_SCHEDULES(prefix##_f32_sh, DC, Float32Frames, true)       \
+    SPARSE_SCHEDULES(prefix##_f32_gl, DC, Float32Frames, false)      \
+    SPARSE_SCHEDULES(prefix##_f16_sh, DC, HalfPairs, true)           \
+    SPARSE_SCHEDULES(prefix##_f16_gl, DC, HalfPairs, false)
 
 SPARSE_VARIANTS(sp8, 8)
 SPARSE_VARIANTS(sp16, 16)

@@ -2,7 +2,8 @@
 QC kernels do not hold: DVB-S2 (sums of circulants, the accumulator wrap; normal frames with
 posteriors in device memory in float32), CCSDS C2 (weight-2 circulants, rows of 32+ edges) and
 AR4JA k = 16384 (z = 2048).  Min-sum must give the reference's decisions, iteration counts and
-flags bit for bit, in float32 and in binary16, layered and flooding.
+flags bit for bit, in float32 and in binary16 (a frame pair a block, in the halves of half2
+words), layered and flooding.
 """
 import numpy as np
 import pytest
@@ -61,7 +62,7 @@ def test_normal_frames_float32_take_device_memory(cuda):
 
 
 @pytest.mark.parametrize("name, precision, placement", [
-    ("dvbs2-normal-1/2", "float16", "device"),       # fits, one block of 12 warps an SM: device
+    ("dvbs2-normal-1/2", "float16", "device"),       # a frame pair's 259 KB do not fit
     ("dvbs2-short-1/2", "float32", "shared"),
     ("ccsds-ar4ja-16384-1/2", "float32", "shared"),  # one block of 16 warps an SM: shared
 ])
@@ -89,6 +90,30 @@ def test_input_formats_bad_llrs_and_packed_output(cuda, frames, reference, same)
     f16 = llr[[0, 1, 2, 4]].astype(np.float16)
     same(gl.Decoder(code, backend="cuda", llr_dtype="float16", **settings).decode(f16),
                  reference(code, f16.astype(np.float32), **settings))
+
+
+@pytest.mark.parametrize("schedule", ["layered", "flooding"])
+def test_float16_frame_pairs(cuda, frames, reference, same, schedule):
+    """binary16 decodes two frames a block: odd batches (the last block's second frame absent),
+    a lone frame, pairs whose frames stop at different iterations, a non-finite LLR that flags
+    its own frame only (frames 6 and 7 share a block), packed decisions of both halves."""
+    code = gl.codes.get("dvbs2-short-1/2")
+    _, llr = frames(code, 2.4, 41, seed=15)
+    llr[6, 10] = np.nan
+    settings = dict(algorithm="nms", schedule=schedule, max_iterations=10, early_stop=True, precision="float16",
+                    on_bad_llr="erase")
+    want = reference(code, llr, **settings)
+    assert want.bad_llr.sum() == 1 and len(set(want.iterations[:8].tolist())) > 1
+    dec = gl.Decoder(code, backend="cuda", **settings)
+    assert _cuda_decoder(dec).engines[0].plan.shape.frames_per_block == 2
+    got = dec.decode(llr)
+    same(got, want)
+    np.testing.assert_array_equal(got.bad_llr, want.bad_llr)
+    for rows in (slice(0, 1), slice(5, 8), slice(40, 41)):
+        same(dec.decode(llr[rows]), reference(code, llr[rows], **settings))
+    packed = gl.Decoder(code, backend="cuda", packed=True, **settings).decode(llr[:7])
+    np.testing.assert_array_equal(packed.bits, np.packbits(want.bits[:7], axis=1))
+    np.testing.assert_array_equal(packed.iterations, want.iterations[:7])
 
 
 def test_sum_product_goes_to_the_cpu(cuda):

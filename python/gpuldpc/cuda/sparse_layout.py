@@ -25,10 +25,11 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
 
 :class:`SparsePlan` is the engine's plan (:mod:`.engine`) for this kernel: one frame a block
 of up to 512 threads (256 for rows of more than 32 edges; a layer's rows, rounded up to the
-warp, a row a thread), posteriors in shared memory
-where ``n`` of them (flooding: ``2n``, with the channel LLRs) fit a block's opt-in shared
-memory and leave :data:`MIN_SHARED_WARPS` warps an SM, else in device memory; each frame's
-scratch holds its 16-byte row records (and those posteriors).
+warp, a row a thread; ``precision="float16"``: a frame pair a block, in the halves of half2
+words), posteriors in shared memory where ``n`` words of them (flooding: ``2n``, with the
+channel LLRs) fit a block's opt-in shared memory and leave :data:`MIN_SHARED_WARPS` warps an
+SM, else in device memory; each block's scratch holds its row records (:func:`record_bytes`)
+and those posteriors.
 """
 from __future__ import annotations
 
@@ -127,12 +128,24 @@ def kernel_columns(code) -> np.ndarray | None:
     return kcol
 
 
+def row_variant(layout: SparseLayout) -> int:
+    """DC_MAX of the kernel variant: the smallest of :data:`ROW_VARIANTS` that holds the code's
+    heaviest row."""
+    return next(d for d in ROW_VARIANTS if d >= layout.max_row)
+
+
 def kernel_name(layout: SparseLayout, precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
-    """Entry point of kernels/sparse_decode.cu, ``sp<DC_MAX>_<f32|f16>_<sh|gl>_<schedule>_<input>``,
-    DC_MAX the smallest of :data:`ROW_VARIANTS` that holds the code's heaviest row."""
-    dc = next(d for d in ROW_VARIANTS if d >= layout.max_row)
-    return (f"sp{dc}_{'f16' if precision == 'float16' else 'f32'}_{'sh' if posteriors == 'shared' else 'gl'}_"
-            f"{schedule}_{llr_code}")
+    """Entry point of kernels/sparse_decode.cu, ``sp<DC_MAX>_<f32|f16>_<sh|gl>_<schedule>_<input>``
+    (:func:`row_variant`)."""
+    return (f"sp{row_variant(layout)}_{'f16' if precision == 'float16' else 'f32'}_"
+            f"{'sh' if posteriors == 'shared' else 'gl'}_{schedule}_{llr_code}")
+
+
+def record_bytes(layout: SparseLayout, precision: str) -> int:
+    """Bytes of a check row's message record in a block's scratch: float32 16 (f(min1), f(min2),
+    idx and 58 sign bits); float16, a frame pair's, 4 x (2 + DC_MAX / 8 rounded up) (kernels/
+    sparse_decode.cu: two half2 magnitudes, then 4 bits an edge)."""
+    return 4 * (2 + -(-row_variant(layout) // 8)) if precision == "float16" else 16
 
 
 class SparsePlan:
@@ -142,8 +155,8 @@ class SparsePlan:
         drv = driver()
         lay, lim = dec.layout, ctx.limits
         self.dec = weakref.proxy(dec)   # weak: the decoder owns the plan (no cycle)
-        value = 2 if dec.precision == "float16" else 4
-        post_bytes = lay.n * value * (2 if dec.schedule == "flooding" else 1)
+        pairs = dec.precision == "float16"      # binary16: a frame pair a block, a half2 word a posterior
+        post_bytes = lay.n * 4 * (2 if dec.schedule == "flooding" else 1)
         fits = post_bytes + 16 <= lim.shared_per_block_optin
         if posteriors == "shared" and not fits:
             raise ValueError(f"posteriors='shared': code {dec.code.name!r} needs {post_bytes} B of shared memory "
@@ -166,11 +179,12 @@ class SparsePlan:
         if shared > 48 * 1024:
             self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         self.func.prepare(_ARG_TYPES)
-        self.shape = LaunchShape(1, threads, shared, blocks_per_sm(lim, self.attributes, threads, shared),
-                                 lim.sm_count)
+        self.shape = LaunchShape(2 if pairs else 1, threads, shared,
+                                 blocks_per_sm(lim, self.attributes, threads, shared), lim.sm_count)
         self._launch = PackedLaunch(self.func, threads, shared)
         self.frames_per_wave = self.shape.frames_per_wave
-        self.scratch_frame = 16 * lay.m + (0 if shared else -(-post_bytes // 16) * 16)
+        records = -(-record_bytes(lay, dec.precision) * lay.m // 16) * 16
+        self.scratch_block = records + (0 if shared else -(-post_bytes // 16) * 16)
         self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
             drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
         self.kcol = drv.to_device(lay.kcol) if lay.kcol is not None else np.intp(0)
@@ -190,13 +204,13 @@ class SparsePlan:
         return self.dec.layout.n * np.dtype(self.dec.llr_np_dtype).itemsize
 
     def scratch_bytes(self, frames) -> int:
-        return frames * self.scratch_frame
+        return self.shape.grid_blocks(frames) * self.scratch_block
 
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
         d, lay = self.dec, self.dec.layout
         self._launch(
-            stream, (count, 1),
+            stream, (self.shape.grid_blocks(count), 1),
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.cols_t, lay.cols_t.shape[0],
             self.layer_start, self.col_ptr, self.col_edges, self.kcol, scratch,
-            self.scratch_frame, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
+            self.scratch_block, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
             _RULES[d.algorithm], d.alpha, d.beta, out[3])
