@@ -286,12 +286,15 @@ __device__ __forceinline__ void two_min(float q, int e, float& m1, float& m2, in
 
 // phi(x) = -ln tanh(x/2) = log1p(2 e^-x / (1 - e^-x)) for x clamped to [2 e^-30, inf), so that
 // phi <= 30 and phi(phi(x)) caps |R| at 30 = 2 atanh(tanh(15)), the reference's SPA_MAX_LLR
-// (gpuldpc.decoders.reference_binary); the cpu backend's Phi, operation for operation.
+// (gpuldpc.decoders.reference_binary); the cpu backend's Phi.  1 - e^-x by expm1f and the
+// log1pf are the accurate library functions (both cancel otherwise: x near 0, phi near 0);
+// e^-x by __expf and the quotient by __fdividef (relative errors ~1e-6 on a value that a
+// relative error enters as such).  Measured against expf and the IEEE division: the same
+// 1e-4 agreement with the reference after 10 iterations, 10-15 % faster (docs/gpu.md).
 __device__ __forceinline__ float spa_phi(float x)
 {
     const float xc = fmaxf(x, 1.8715e-13f);
-    const float t = expf(-xc);
-    return fminf(log1pf(2.0f * t / -expm1f(-xc)), 30.0f);
+    return fminf(log1pf(__fdividef(2.0f * __expf(-xc), -expm1f(-xc))), 30.0f);
 }
 
 // Min-sum messages compressed per check row (min1, min2, idx, sign bits) and held in
