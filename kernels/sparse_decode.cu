@@ -72,32 +72,16 @@ struct MinSumRule {
     }
 };
 
-// Column e of row r from the transposed table cols_t[e * m + r] (-1 past the row's dc, width = the
-// heaviest row): no row pointer to wait for, and a warp's rows read one coalesced line an edge.
-__device__ __forceinline__ int row_column(const int* __restrict__ cols_t, int width, int m, int r, int e)
-{
-    return e < width ? cols_t[e * m + r] : -1;
-}
-
-// The same read again by the layered write (L1 hits) instead of keeping the gather's columns in
-// registers: DC_MAX fewer registers, more blocks an SM (docs/gpu.md "Sparse kernel").  A volatile
-// asm load, so that the compiler cannot merge it with the gather's (which keeps them live again).
-__device__ __forceinline__ int row_column_again(const int* __restrict__ cols_t, int width, int m, int r, int e)
-{
-    if (e >= width) return -1;
-    int c;
-    asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(c) : "l"(cols_t + e * m + r));
-    return c;
-}
-
-// The columns of row r (row_column).  Returns dc.
+// The columns of row r from the transposed table cols_t[e * m + r] (-1 past the row's dc, width =
+// the heaviest row): no row pointer to wait for, and a warp's rows read one coalesced line an edge.
+// Returns dc.
 template <int DC_MAX>
 __device__ __forceinline__ int row_columns(int (&col)[DC_MAX], const int* __restrict__ cols_t, int width, int m, int r)
 {
     int dc = 0;
 #pragma unroll
     for (int e = 0; e < DC_MAX; ++e) {
-        col[e] = row_column(cols_t, width, m, r, e);
+        col[e] = e < width ? cols_t[e * m + r] : -1;
         dc += col[e] >= 0;
     }
     return dc;
@@ -133,7 +117,7 @@ struct RowRecord {
 
 // float32: one check row of one frame held in registers: its record (R_old), its columns and its
 // Q = L - R_old (DC_MAX slots, the row's dc used).  gather issues the posterior loads of the row
-// together.
+// together; write reuses them.
 template <int DC_MAX>
 struct Float32Row {
     RowRecord old;
@@ -175,15 +159,12 @@ struct Float32Row {
         return {k.magnitude(m1), k.magnitude(m2), signs, idx};
     }
 
-    // Layered: L = Q + R_new on every edge (columns: row_column_again).
-    __device__ __forceinline__ void write(float* p, const RowRecord& now, const int* cols_t, int width, int m,
-                                          int r) const
+    // Layered: L = Q + R_new on every edge.
+    __device__ __forceinline__ void write(float* p, const RowRecord& now) const
     {
 #pragma unroll
-        for (int e = 0; e < DC_MAX; ++e) {
-            const int c = row_column_again(cols_t, width, m, r, e);
-            if (c >= 0) p[c] = __fadd_rn(q[e], now.message(e));
-        }
+        for (int e = 0; e < DC_MAX; ++e)
+            if (col[e] >= 0) p[col[e]] = __fadd_rn(q[e], now.message(e));
     }
 };
 
@@ -273,14 +254,11 @@ struct PairRow {
         return now;
     }
 
-    __device__ __forceinline__ void write(unsigned* p, const PairRecord<DC_MAX>& now, const int* cols_t, int width,
-                                          int m, int r) const
+    __device__ __forceinline__ void write(unsigned* p, const PairRecord<DC_MAX>& now) const
     {
 #pragma unroll
-        for (int e = 0; e < DC_MAX; ++e) {
-            const int c = row_column_again(cols_t, width, m, r, e);
-            if (c >= 0) p[c] = as_bits(__hadd2_rn(as_half2(q[e]), as_half2(now.message(e))));
-        }
+        for (int e = 0; e < DC_MAX; ++e)
+            if (col[e] >= 0) p[col[e]] = as_bits(__hadd2_rn(as_half2(q[e]), as_half2(now.message(e))));
     }
 };
 
@@ -387,7 +365,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
                     row.old = Record::load(rec, m, r);
                     row.gather(post);
                     const Record now = row.update(k);
-                    row.write(post, now, cols_t, width, m, r);
+                    row.write(post, now);
                     now.store(rec, m, r);
                 }
                 __syncthreads();
