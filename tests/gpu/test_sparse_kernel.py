@@ -53,6 +53,15 @@ def test_posteriors_in_shared_or_device_memory_alike(cuda, frames, reference, po
     assert (got.iterations == 8).all()
 
 
+def test_normal_frames_binary16_batch_stays_page_locked(cuda):
+    """A round of DVB-S2 normal frame pairs from float32 LLRs (4 streams x 1056 frames, 1.09 GB)
+    leaves the 1 GiB input pool: preferred_batch takes the whole chunks that fit."""
+    dec = gl.Decoder(gl.codes.get("dvbs2-normal-1/2"), backend="cuda", max_iterations=2, precision="float16")
+    low = _cuda_decoder(dec)
+    batch = dec.preferred_batch("throughput")
+    assert batch * 64800 * 4 <= low.inputs.limit_bytes and batch % low.engines[0].chunk == 0
+
+
 def test_normal_frames_float32_take_device_memory(cuda):
     code = gl.codes.get("dvbs2-normal-1/2")
     dec = gl.Decoder(code, backend="cuda", max_iterations=2)
@@ -63,10 +72,12 @@ def test_normal_frames_float32_take_device_memory(cuda):
 
 @pytest.mark.parametrize("name, precision, placement", [
     ("dvbs2-normal-1/2", "float16", "device"),       # a frame pair's 259 KB do not fit
-    ("dvbs2-short-1/2", "float32", "shared"),
-    ("ccsds-ar4ja-16384-1/2", "float32", "shared"),  # one block of 16 warps an SM: shared
+    ("dvbs2-short-1/2", "float32", "shared"),        # three blocks of 12 warps an SM
+    ("ccsds-c2", "float16", "shared"),               # six blocks of 4 warps
+    ("ccsds-ar4ja-16384-1/2", "float32", "device"),  # one block of 16 warps an SM: device
+    ("ccsds-ar4ja-16384-1/2", "float16", "device"),
 ])
-def test_auto_posteriors_need_sixteen_warps_an_sm_in_shared_memory(cuda, name, precision, placement):
+def test_auto_posteriors_need_24_warps_an_sm_in_shared_memory(cuda, name, precision, placement):
     dec = gl.Decoder(gl.codes.get(name), backend="cuda", max_iterations=2, precision=precision)
     assert _cuda_decoder(dec).engines[0].plan.posteriors == placement
 

@@ -52,10 +52,12 @@ POSTERIORS = ("auto", "shared", "device")
 _ARG_TYPES = "PfPiPPPiPPPPPiiiiiiiiffP"
 _RULES = {"nms": 0, "oms": 1}
 # posteriors="auto" takes shared memory where it fits and leaves at least this many warps an SM
-# (H100, commit 6c784b3, kernel only: DVB-S2 normal 1/2 binary16, one 130 KB block of 12 warps an
-# SM, 1.69 Gb/s shared / 2.51 device; AR4JA k = 16384 float32, one block of 16 warps, 4.55 / 4.04;
-# short frames, C2 and AR4JA binary16, 16 warps or more, shared 10-50 % faster)
-MIN_SHARED_WARPS = 16
+# (H200, commit ae7413e, kernel only, coded Gb/s shared / device: AR4JA k = 16384, one block of 16
+# warps an SM, float32 4.54 / 4.77, binary16 pairs 9.69 / 11.34; DVB-S2 short frames, three blocks
+# of 12 warps, binary16 7.77 / 6.80, float32 3.84 / 2.17; C2, 24 warps by shared memory, binary16
+# 11.0 / 10.6, float32 6.46 / 3.97.  16 before that commit's kernel, when AR4JA float32 took shared
+# memory at 4.55 against 4.04 on an H100)
+MIN_SHARED_WARPS = 24
 
 
 class SparseLayout(NamedTuple):
