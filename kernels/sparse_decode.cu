@@ -415,8 +415,10 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 }  // namespace
 
 // Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
-// (8, 16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 40, 58: 256: their rows'
-// registers), messages f32 (one frame a block) | f16 (binary16, a frame pair a block), posteriors
+// (16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 40, 58: 256: their rows'
+// registers; 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
+// frames in device memory run three blocks of 12 warps, not two), messages f32 (one frame a
+// block) | f16 (binary16, a frame pair a block), posteriors
 // sh (shared memory: n words of dynamic shared memory, 2n flooding) | gl (device memory, in the
 // block's scratch of block_bytes after its records); schedule layered | flooding; input f32 | f16 |
 // i8 (LLR = value * scale).
@@ -426,8 +428,9 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         const int2 *col_edges, const int *kcol, char *scratch, int block_bytes, int n, int m,         \
         int layers, int frames,                                                                      \
         int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
+#define SPARSE_THREADS(DC) (DC > 32 ? 256 : DC > 16 ? 384 : DC > 8 ? 512 : 384)
 #define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED)                                                 \
-    extern "C" __global__ void __launch_bounds__(DC > 32 ? 256 : DC > 16 ? 384 : 512) name(SPARSE_ARGS(In)) \
+    extern "C" __global__ void __launch_bounds__(SPARSE_THREADS(DC), DC > 8 ? 1 : 3) name(SPARSE_ARGS(In)) \
     {                                                                                                 \
         sparse_frames<P, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
                                                 layer_start, col_ptr, col_edges, kcol, scratch,        \
