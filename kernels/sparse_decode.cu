@@ -417,7 +417,9 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 // Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
 // (16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 40, 58: 256: their rows'
 // registers; 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
-// frames in device memory run three blocks of 12 warps, not two), messages f32 (one frame a
+// frames in device memory run three blocks of 12 warps, not two; the others name no block count
+// (0: ptxas's own register target, which for sp40 float32 is 128, four blocks of C2's 128
+// threads; "1" let it take 203 and C2 ran at 4.0 instead of 6.4 Gb/s), messages f32 (one frame a
 // block) | f16 (binary16, a frame pair a block), posteriors
 // sh (shared memory: n words of dynamic shared memory, 2n flooding) | gl (device memory, in the
 // block's scratch of block_bytes after its records); schedule layered | flooding; input f32 | f16 |
@@ -430,7 +432,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
 #define SPARSE_THREADS(DC) (DC > 32 ? 256 : DC > 16 ? 384 : DC > 8 ? 512 : 384)
 #define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED)                                                 \
-    extern "C" __global__ void __launch_bounds__(SPARSE_THREADS(DC), DC > 8 ? 1 : 3) name(SPARSE_ARGS(In)) \
+    extern "C" __global__ void __launch_bounds__(SPARSE_THREADS(DC), DC > 8 ? 0 : 3) name(SPARSE_ARGS(In)) \
     {                                                                                                 \
         sparse_frames<P, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
                                                 layer_start, col_ptr, col_edges, kcol, scratch,        \
