@@ -323,7 +323,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         float v[F];
 #pragma unroll
         for (int h = 0; h < F; ++h) v[h] = h < present ? llr_value(src[h * (long long)n + i], scale, &flag[h]) : 1.0f;
-        const Word c = P::channel(v);   // an absent frame of a pair: the all-zero word, satisfied
+        const Word c = P::channel(v);   // an absent frame of a pair: LLRs +1, the all-zero codeword
         post[at(i)] = c;
         if (FLOOD) lch[at(i)] = c;
     }
