@@ -2,10 +2,16 @@
 // conventions are in include/gpuldpc/bch_decoder.hpp.
 #include "gpuldpc/bch_decoder.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+
+#include "gpuldpc/cpu_thread_pool.hpp"
 
 namespace gpuldpc {
 
@@ -166,27 +172,74 @@ int BchDecoder::locate(const Word* rho, int* pos) const {
     return found == len ? len : -1;
 }
 
+namespace {
+
+// The BCH decoders' pool (header, "Threads"), made on first use and again in a forked child
+// (which has the object but none of its threads: Run() would wait for ever).  Never deleted: its
+// workers wait on a condition until the process ends.
+cpu::ThreadPool& SharedPool() {
+    static std::mutex mutex;
+    static cpu::ThreadPool* pool = nullptr;
+    static pid_t owner = 0;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (pool == nullptr || owner != getpid()) {
+        pool = new cpu::ThreadPool(cpu::DefaultThreads());
+        owner = getpid();
+    }
+    return *pool;
+}
+
+// Runs task(i) for i < tasks: on the calling thread alone for one task, else on the shared pool.
+template <class Task>
+void RunTasks(std::size_t tasks, const Task& task) {
+    if (tasks <= 1) {
+        for (std::size_t i = 0; i < tasks; ++i) task(i);
+        return;
+    }
+    SharedPool().Run(tasks, [&](std::size_t i, int) { task(i); });
+}
+
+}  // namespace
+
 void BchDecoder::decode(const std::uint8_t* frames, std::uint8_t* corrected, std::int32_t* errors,
                         std::size_t batch) const {
-    const std::size_t total = batch * static_cast<std::size_t>(n_);
-    for (std::size_t i = 0; i < total; ++i)
-        if (frames[i] > 1)
-            throw std::invalid_argument("frame " + std::to_string(i / n_) + " bit " + std::to_string(i % n_) +
-                                        " is " + std::to_string(frames[i]) + ", not 0 or 1");
-    std::vector<Word> rho(words_);
-    std::vector<int> pos(t_ + 1);
-    for (std::size_t f = 0; f < batch; ++f) {
-        const std::uint8_t* in = frames + f * n_;
-        std::uint8_t* out = corrected + f * n_;
-        std::memcpy(out, in, n_);
-        if (!remainder(in, rho.data())) {
-            errors[f] = 0;
-            continue;
+    const std::size_t n = static_cast<std::size_t>(n_);
+    const std::size_t tasks = (batch + kFramesPerTask - 1) / kFramesPerTask;
+    const auto frames_of = [&](std::size_t task) {
+        return std::make_pair(task * kFramesPerTask, std::min(batch, (task + 1) * kFramesPerTask));
+    };
+    // First pass: the lowest index of an entry other than 0 or 1 (none: SIZE_MAX), before any write.
+    std::atomic<std::size_t> bad{SIZE_MAX};
+    RunTasks(tasks, [&](std::size_t task) {
+        const auto [a, b] = frames_of(task);
+        for (std::size_t i = a * n; i < b * n; ++i)
+            if (frames[i] > 1) {
+                std::size_t seen = bad.load();
+                while (i < seen && !bad.compare_exchange_weak(seen, i)) {
+                }
+                return;
+            }
+    });
+    if (const std::size_t i = bad.load(); i != SIZE_MAX)
+        throw std::invalid_argument("frame " + std::to_string(i / n) + " bit " + std::to_string(i % n) + " is " +
+                                    std::to_string(frames[i]) + ", not 0 or 1");
+    RunTasks(tasks, [&](std::size_t task) {
+        std::vector<Word> rho(words_);
+        std::vector<int> pos(t_ + 1);
+        const auto [a, b] = frames_of(task);
+        for (std::size_t f = a; f < b; ++f) {
+            const std::uint8_t* in = frames + f * n;
+            std::uint8_t* out = corrected + f * n;
+            std::memcpy(out, in, n);
+            if (!remainder(in, rho.data())) {
+                errors[f] = 0;
+                continue;
+            }
+            const int count = locate(rho.data(), pos.data());
+            errors[f] = count;
+            for (int i = 0; i < count; ++i) out[pos[i]] ^= 1;
         }
-        const int count = locate(rho.data(), pos.data());
-        errors[f] = count;
-        for (int i = 0; i < count; ++i) out[pos[i]] ^= 1;
-    }
+    });
 }
 
 }  // namespace gpuldpc

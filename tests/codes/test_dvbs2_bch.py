@@ -92,6 +92,23 @@ def test_one_frame_and_other_dtypes():
     np.testing.assert_array_equal(info, cw[0, :k])
 
 
+def test_a_batch_over_threads_equals_its_frames_one_by_one():
+    """A batch is decoded in groups of frames by the shared thread pool: the corrected frames
+    and error counts equal those of each frame decoded alone, failures and miscorrections
+    included (0 .. t + 3 errors, a batch that is no multiple of a task's frames)."""
+    dec = dvbs2_bch.bch_decoder("short", "1/2")
+    rng, cw = _codewords("short", "1/2", 61, 6)
+    rx = _add_errors(rng, cw, [f % (dec.t + 4) for f in range(61)])
+    got, errors = dec.decode(rx)
+    for f in range(61):
+        one, e = dec.decode(rx[f:f + 1])
+        np.testing.assert_array_equal(got[f], one[0])
+        assert errors[f] == e[0]
+    t = dec.t
+    assert (errors[[f for f in range(61) if f % (t + 4) <= t]] == [f % (t + 4) for f in range(61) if f % (t + 4) <= t]).all()
+    assert (errors == -1).sum() > 0
+
+
 def test_bad_input_names_the_problem():
     k, n = dvbs2_bch.sizes("short", "1/2")
     with pytest.raises(ValueError, match=rf"\[batch, {n}\]"):
@@ -100,6 +117,10 @@ def test_bad_input_names_the_problem():
     bad[1, 7] = 2
     with pytest.raises(ValueError, match="frame 1 bit 7 is 2"):
         dvbs2_bch.bch_decode("short", "1/2", bad)
+    many = np.zeros((40, n), np.uint8)          # bad entries in several tasks: the first is named
+    many[[33, 9, 21], [3, 11, 0]] = [7, 5, 255]
+    with pytest.raises(ValueError, match="frame 9 bit 11 is 5"):
+        dvbs2_bch.bch_decode("short", "1/2", many)
     with pytest.raises(TypeError, match="dtype"):
         dvbs2_bch.bch_decode("short", "1/2", np.zeros((2, n), np.float32))
     with pytest.raises(ValueError, match="rate="):
