@@ -174,9 +174,10 @@ int BchDecoder::locate(const Word* rho, int* pos) const {
 
 namespace {
 
-// The BCH decoders' pool (header, "Threads"), made on first use and again in a forked child
-// (which has the object but none of its threads: Run() would wait for ever).  Never deleted: its
-// workers wait on a condition until the process ends.
+// The BCH decoders' pool (header, "Threads"), made on first use and again in a forked child,
+// which has the object but none of its threads (Run() would then do every task on the calling
+// thread).  Never deleted: its workers wait on a condition until the process ends, and a static
+// pool's destructor would join, in a child, threads that only its parent had.
 cpu::ThreadPool& SharedPool() {
     static std::mutex mutex;
     static cpu::ThreadPool* pool = nullptr;

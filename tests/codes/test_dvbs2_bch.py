@@ -8,6 +8,9 @@ t bits of the received frame -- never the sent one, which is more than t bits aw
 these long codes a miscorrection needs a random error pattern to land within t of another
 codeword, which is rare, so ok = False is expected in the large majority.
 """
+import os
+import signal
+
 import numpy as np
 import pytest
 
@@ -107,6 +110,25 @@ def test_a_batch_over_threads_equals_its_frames_one_by_one():
     t = dec.t
     assert (errors[[f for f in range(61) if f % (t + 4) <= t]] == [f % (t + 4) for f in range(61) if f % (t + 4) <= t]).all()
     assert (errors == -1).sum() > 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_decodes_with_a_pool_of_its_own():
+    """The shared pool's threads do not survive a fork: a child that decodes a batch after its
+    parent did must neither wait for workers that are not there nor decode wrongly (it makes a
+    pool of its own; stuck past 20 s, it exits with status 2)."""
+    dec = dvbs2_bch.bch_decoder("short", "1/2")
+    rng, cw = _codewords("short", "1/2", 24, 8)
+    rx = _add_errors(rng, cw, [3] * 24)
+    assert (dec.decode(rx)[1] == 3).all()                 # the parent's pool exists now
+    pid = os.fork()
+    if pid == 0:                                         # child: 0 when decoded right, 2 when stuck
+        signal.signal(signal.SIGALRM, lambda *_: os._exit(2))
+        signal.alarm(20)
+        out, errors = dec.decode(rx)
+        os._exit(0 if (errors == 3).all() and (out == cw).all() else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_bad_input_names_the_problem():
