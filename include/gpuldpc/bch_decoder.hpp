@@ -21,10 +21,9 @@
 //
 // Threads: one pool of cpu::DefaultThreads() workers for every BCH decoder of the process
 // (SharedPool, made at the first batch of more than one task and again in a forked child; Run()
-// calls take turns), so
-// that the decoders of many MODCODs do not each keep a pool: a frame with t errors takes
-// ~0.4 ms (the Chien search over n positions), and one thread held a DVB-S2 receiver to
-// 2-18 k frames/s while the GPU decodes ~100 k normal frames/s (docs/dvbs2.md).
+// calls take turns), so that the decoders of many MODCODs do not each keep a pool: a frame with
+// t errors takes ~0.4 ms (the Chien search over n positions), and one thread held a DVB-S2
+// receiver to 2-18 k frames/s while the GPU decodes ~100 k normal frames/s (docs/dvbs2.md).
 #pragma once
 
 #include <cstddef>
