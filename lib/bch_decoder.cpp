@@ -205,14 +205,11 @@ void RunTasks(std::size_t tasks, const Task& task) {
 void BchDecoder::decode(const std::uint8_t* frames, std::uint8_t* corrected, std::int32_t* errors,
                         std::size_t batch) const {
     const std::size_t n = static_cast<std::size_t>(n_);
-    const std::size_t tasks = (batch + kFramesPerTask - 1) / kFramesPerTask;
-    const auto frames_of = [&](std::size_t task) {
-        return std::make_pair(task * kFramesPerTask, std::min(batch, (task + 1) * kFramesPerTask));
-    };
-    // First pass: the lowest index of an entry other than 0 or 1 (none: SIZE_MAX), before any write.
+    // One pass: each task checks its frames' entries, then decodes them unless one is not 0 or 1;
+    // the lowest such index over all tasks (SIZE_MAX: none) is thrown after the pass.
     std::atomic<std::size_t> bad{SIZE_MAX};
-    RunTasks(tasks, [&](std::size_t task) {
-        const auto [a, b] = frames_of(task);
+    RunTasks((batch + kFramesPerTask - 1) / kFramesPerTask, [&](std::size_t task) {
+        const std::size_t a = task * kFramesPerTask, b = std::min(batch, a + kFramesPerTask);
         for (std::size_t i = a * n; i < b * n; ++i)
             if (frames[i] > 1) {
                 std::size_t seen = bad.load();
@@ -220,14 +217,8 @@ void BchDecoder::decode(const std::uint8_t* frames, std::uint8_t* corrected, std
                 }
                 return;
             }
-    });
-    if (const std::size_t i = bad.load(); i != SIZE_MAX)
-        throw std::invalid_argument("frame " + std::to_string(i / n) + " bit " + std::to_string(i % n) + " is " +
-                                    std::to_string(frames[i]) + ", not 0 or 1");
-    RunTasks(tasks, [&](std::size_t task) {
         std::vector<Word> rho(words_);
         std::vector<int> pos(t_ + 1);
-        const auto [a, b] = frames_of(task);
         for (std::size_t f = a; f < b; ++f) {
             const std::uint8_t* in = frames + f * n;
             std::uint8_t* out = corrected + f * n;
@@ -241,6 +232,9 @@ void BchDecoder::decode(const std::uint8_t* frames, std::uint8_t* corrected, std
             for (int i = 0; i < count; ++i) out[pos[i]] ^= 1;
         }
     });
+    if (const std::size_t i = bad.load(); i != SIZE_MAX)
+        throw std::invalid_argument("frame " + std::to_string(i / n) + " bit " + std::to_string(i % n) + " is " +
+                                    std::to_string(frames[i]) + ", not 0 or 1");
 }
 
 }  // namespace gpuldpc
