@@ -4,8 +4,9 @@
     python bench/dvb_ccsds_campaign.py [--out DIR] [--seconds 60] [--backend cuda] [--codes NAME ...]
                                        [--flooding] [--spa] [--quick]
 
-Curves (``CURVES``, ``gl.codes.get`` names): DVB-S2 normal frames (64800) at rates 1/2, 3/5,
-2/3 and short frames (16200) at 1/2 (real rate 4/9); CCSDS 131.0-B C2 (8160, 7136), AR4JA
+Curves (``CURVES``, ``gl.codes.get`` names): DVB-S2 normal frames (64800) at the eight rates
+of Table 13 (1/2, 3/5, 2/3, 3/4, 4/5, 5/6, 8/9, 9/10; the spans of the five added in session 14
+centred 0.1 dB above the QEF point's Eb/N0) and short frames (16200) at 1/2 (real rate 4/9); CCSDS 131.0-B C2 (8160, 7136), AR4JA
 k = 1024 rate 1/2 and k = 4096 rate 2/3 (n = k/rate sent, the punctured columns restored by
 the decoder).  ``POINTS`` Eb/N0 points a curve, from FER ~1 to past the waterfall of our
 layered decoder.  ``--codes`` picks others by name (a code not in ``CURVES`` gets the span
@@ -92,6 +93,11 @@ CURVES = {  # gl.codes name: (first Eb/N0 dB, last Eb/N0 dB), BPSK/AWGN at the r
     "dvbs2-normal-1/2": (0.7, 1.4),
     "dvbs2-normal-3/5": (1.4, 2.2),
     "dvbs2-normal-2/3": (1.5, 2.2),
+    "dvbs2-normal-3/4": (1.9, 2.8),
+    "dvbs2-normal-4/5": (2.3, 3.2),
+    "dvbs2-normal-5/6": (2.6, 3.5),
+    "dvbs2-normal-8/9": (3.3, 4.2),
+    "dvbs2-normal-9/10": (3.5, 4.4),
     "dvbs2-short-1/2": (0.4, 1.8),
     "ccsds-c2": (3.2, 4.3),
     "ccsds-ar4ja-1024-1/2": (0.6, 2.8),

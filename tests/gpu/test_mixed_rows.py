@@ -1,5 +1,5 @@
-"""The cuda path of gl.MixedDecoder without a GPU (runs everywhere): the index tables of a
-call (gpuldpc.cuda.mixed_pipeline.call_tables), followed through the kernels' gather and
+"""The cuda path of gl.MixedDecoder without a GPU (runs everywhere): the index table of each
+piece (gpuldpc.cuda.mixed_pipeline.piece_table), followed through the kernels' gather and
 scatter in NumPy, put every frame back at its input position; the vector width of the copy
 kernels; which MixedDecoders take the cuda path; the pipeline with host memory for the GPU."""
 import contextlib
@@ -9,21 +9,31 @@ import numpy as np
 import pytest
 
 import gpuldpc as gl
-from gpuldpc.cuda.mixed_pipeline import call_tables
+from gpuldpc.cuda.mixed_pipeline import piece_table
 from gpuldpc.cuda.mixed_rows import vector_bytes
 from gpuldpc.decoders.mixed import _gathers_on_gpu
 
 
-def test_the_call_tables_group_each_piece_by_code_in_input_order():
-    order, counts = call_tables(np.array([2, 0, 1, 0, 2, 2, 0]), 4, 7)
-    np.testing.assert_array_equal(order, [1, 3, 6, 2, 0, 4, 5])
-    np.testing.assert_array_equal(counts, [[3, 1, 3, 0]])          # code 3 has no frames
-    order, counts = call_tables(np.array([2, 0, 1, 0, 2, 2, 0]), 3, 3)
-    np.testing.assert_array_equal(order, [1, 2, 0, 3, 4, 5, 6])     # pieces 0..2, 3..5, 6
+def tables(idx, codes, piece):
+    """Each piece's table and counts as the pipeline makes them (piece_table), in one array."""
+    table = np.full(idx.size, -1, np.int32)
+    counts = [piece_table(idx[a:a + piece], codes, table[a:a + piece]) for a in range(0, idx.size, piece)]
+    return table, np.array(counts).reshape(-1, codes)
+
+
+def test_a_piece_table_groups_the_piece_by_code_in_input_order():
+    table = np.full(7, -1, np.int32)
+    counts = piece_table(np.array([2, 0, 1, 0, 2, 2, 0]), 4, table)
+    np.testing.assert_array_equal(table, [1, 3, 6, 2, 0, 4, 5])
+    np.testing.assert_array_equal(counts, [3, 1, 3, 0])             # code 3 has no frames
+    table, counts = tables(np.array([2, 0, 1, 0, 2, 2, 0]), 3, 3)
+    np.testing.assert_array_equal(table, [1, 2, 0, 0, 1, 2, 0])     # pieces 0..2, 3..5, 6: rows within each
     np.testing.assert_array_equal(counts, [[1, 1, 1], [1, 0, 2], [1, 0, 0]])
-    order, counts = call_tables(np.zeros(40000, np.int64), 1, 1)    # 40000 pieces: a wider sort key
-    np.testing.assert_array_equal(order, np.arange(40000))
-    assert counts.shape == (40000, 1) and (counts == 1).all()
+    idx = np.random.default_rng(5).integers(0, 40000, 9000)          # more codes than a 16-bit key holds
+    table = np.full(9000, -1, np.int32)
+    counts = piece_table(idx, 40000, table)
+    np.testing.assert_array_equal(table, np.argsort(idx, kind="stable"))
+    assert counts.size == 40000 and counts.sum() == 9000 and counts[idx[0]] == (idx == idx[0]).sum()
 
 
 @pytest.mark.parametrize("frames, piece", [(1000, 128), (1000, 1000), (1000, 1), (7, 3)])
@@ -37,18 +47,17 @@ def test_gather_and_scatter_through_the_tables_restore_input_order(frames, piece
     idx = rng.choice(3, frames, p=[0.5, 0.25, 0.25])
     mixed = rng.integers(0, 256, (frames, 24), dtype=np.uint8)
     out = np.zeros((frames, 24), np.uint8)
-    order, counts = call_tables(idx, 3, piece)
+    table, counts = tables(idx, 3, piece)
     for p, a in enumerate(range(0, frames, piece)):
         raw = mixed[a:a + piece]
-        rows = order[a:a + piece] - a
+        rows = table[a:a + piece]
         result = np.zeros_like(raw)
         offset = 0
         for c, count in enumerate(counts[p]):
-            table = rows[offset:offset + count]
-            packed = raw[table, :widths[c]]                  # gather
-            want = np.flatnonzero(idx[a:a + piece] == c)
-            np.testing.assert_array_equal(packed, raw[want, :widths[c]])
-            result[table, :widths[c]] = packed ^ c           # scatter of the "decoded" rows
+            code_rows = rows[offset:offset + count]
+            np.testing.assert_array_equal(code_rows, np.flatnonzero(idx[a:a + piece] == c))
+            packed = raw[code_rows, :widths[c]]              # gather
+            result[code_rows, :widths[c]] = packed ^ c       # scatter of the "decoded" rows
             offset += count
         assert offset == raw.shape[0]
         out[a:a + piece] = result

@@ -2,11 +2,14 @@
 they lie, gathered by code there, decoded by each code's kernels in place, and the results
 scattered into input order on the GPU before one copy back (docs/mixed.md, "On the GPU").
 
-Once a call, on the host: one stable sort of the frames by (piece, code) (:func:`call_tables`),
-whose order is the *table* the gather and scatter kernels index, copied into page-locked
-memory.  Then the caller's batch, in input order, in *pieces* of ``piece`` frames; each piece
-takes one of :data:`SLOTS` slots (a stream and its device buffers) in turn, and everything of
-a piece is queued on its slot's stream, with no event, ticket or wait between:
+The caller's batch, in input order, in *pieces* of ``piece`` frames; each piece's frames sorted
+by code on the host (:func:`piece_table`), whose order is the *table* the gather and scatter
+kernels index (row numbers within the piece), in page-locked memory.  A piece is sorted while
+the GPU works on the pieces before it, so only the first piece's sort (about 10 us) comes before
+the first copy (one sort of the whole call by (piece, code), the design until session 14, took
+0.7 ms on the development VM before anything was queued).  Each piece takes one of :data:`SLOTS` slots (a stream and its
+device buffers) in turn, and everything of a piece is queued on its slot's stream, with no
+event, ticket or wait between:
 
 1. **in**: one H2D of the piece's rows ``[count, W]`` as they lie (the caller's array as the
    engine takes input, :func:`.host_memory.host_rows`: page-locked or registered in place, or
@@ -49,19 +52,13 @@ def _ceil16(nbytes: int) -> int:
     return -(-int(nbytes) // 16) * 16
 
 
-def call_tables(code_index: np.ndarray, codes: int, piece: int) -> tuple[np.ndarray, np.ndarray]:
-    """The tables of a call whose frames have codes ``code_index`` (of ``codes`` codes), in
-    pieces of ``piece`` frames, from one stable sort by (piece, code): ``order`` [frames], the
-    input positions piece by piece, each piece's grouped by code (code 0's frames first, each
-    code's in input order), and ``counts`` int [pieces, codes], the frames of each code in each
-    piece.  Piece ``p``'s table (row numbers within the piece) is ``order[a:b] - a``, ``a = p
-    * piece``.  The key fits 16 bits for up to 32767 (piece, code) pairs, where NumPy's stable
-    sort is a radix sort (about 0.3 ms for 50 000 frames)."""
-    frames = code_index.size
-    pieces = -(-frames // piece)
-    key = (np.arange(frames) // piece) * codes + code_index
-    order = np.argsort(key.astype(np.int16 if pieces * codes < 1 << 15 else np.int64), kind="stable")
-    return order, np.bincount(key, minlength=pieces * codes).reshape(pieces, codes)
+def piece_table(code_index: np.ndarray, codes: int, out: np.ndarray) -> np.ndarray:
+    """The table of one piece whose frames have codes ``code_index`` (of ``codes`` codes): ``out``
+    [count] gets the piece's row numbers grouped by code (code 0's first, each code's in input
+    order: a stable sort by code, NumPy's radix sort of a 16-bit key, about 10 us for 5280
+    frames); returns the frames of each code, int [codes]."""
+    out[:] = np.argsort(code_index.astype(np.int16 if codes < 1 << 15 else np.int64), kind="stable")
+    return np.bincount(code_index, minlength=codes)
 
 
 class _Slot:
@@ -126,23 +123,24 @@ class MixedPipeline:
         by code ``code_index[i]``'s plan; ``dtype``: the plans' LLR dtype."""
         frames = code_index.size
         host, staging = host_rows(llr, self.registry, self.inputs, [], dtype)
-        order, counts = call_tables(code_index, len(self.plans), self.piece)
         aux = self._host_block(9 * frames)
         table = aux[:4 * frames].view(np.int32)
-        table[:] = order % self.piece
         packed_iterations = aux[4 * frames:8 * frames].view(np.int32)
         packed_flags = aux[8 * frames:]
+        order = np.empty(frames, np.int64)                 # input position of each table entry
         bits = self.results.take(frames * self.width, []).reshape(frames, self.width)
         drv = driver()
         with self.ctx.active():
             try:
                 for p, a in enumerate(range(0, frames, self.piece)):
                     b = min(a + self.piece, frames)
+                    counts = piece_table(code_index[a:b], len(self.plans), table[a:b])   # while the GPU works
+                    np.add(table[a:b], a, out=order[a:b])
                     slot = self.slots[p % SLOTS]
                     slot.stream.synchronize()              # its piece before: buffers free again
                     if staging is not None:
                         staging.wait(a, b)
-                    self._issue(slot, host[a:b], table[a:b], counts[p],
+                    self._issue(slot, host[a:b], table[a:b], counts,
                                 (bits[a:b], packed_iterations[a:b], packed_flags[a:b]))
                 for slot in self.slots:
                     slot.stream.synchronize()
