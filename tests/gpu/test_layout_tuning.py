@@ -7,7 +7,7 @@ import pytest
 import gpuldpc as gl
 from gpuldpc.cuda import DeviceLimits, KernelAttributes, NotQuasiCyclic, kernel_name, launch_shape, qc_layout
 from gpuldpc.cuda.decoder import kernel_state_bytes
-from gpuldpc.cuda.tuning import shared_bytes, threads_per_block
+from gpuldpc.cuda.tuning import blocks_per_sm, shared_bytes, threads_per_block
 
 H200 = DeviceLimits(sm_count=132, max_threads_per_sm=2048, max_threads_per_block=1024, registers_per_sm=65536,
                     shared_per_sm=233472, shared_per_block_optin=232448, max_blocks_per_sm=32)
@@ -71,11 +71,16 @@ def test_launch_shape_respects_paper_001_limits():
             assert s.shared_bytes == shared_bytes(lay, s.frames_per_block, flooding)
     lay = qc_layout(gl.codes.get("wimax-2304-1/2"))
     s = launch_shape(lay, H200, MS_KERNEL, False)
-    # 96 threads a frame, 88 registers: 7 blocks of 96 threads (65536 / (88 * 96) = 7.75)
-    assert (s.frames_per_block, s.threads, s.blocks_per_sm, s.frames_per_wave) == (1, 96, 7, 924)
-    # WiFi z = 81: frames share warps; 4 frames = 324 threads in 11 warps (8% idle lanes)
+    # 96 threads a frame, 88 registers (2816 a warp): 5 warps in each quarter of the register file,
+    # 20 an SM, 6 blocks of 3 warps (not 65536 / (88 * 96) = 7.75: tuning.blocks_per_sm)
+    assert (s.frames_per_block, s.threads, s.blocks_per_sm, s.frames_per_wave) == (1, 96, 6, 792)
+    # WiFi z = 81: the most useful resident threads an SM, ties to fewer frames a block: 1 frame
+    # (96 threads, 6 blocks) = 2 (6 warps, 3 blocks) = 3 (8 warps, 2) = 486 rows; 4 frames (324
+    # threads in 11 warps, 8 % idle lanes) fit once (20 warps an SM): 324
     wifi = launch_shape(qc_layout(gl.codes.get("wifi-1944-1/2")), H200, MS_KERNEL, False)
-    assert wifi.frames_per_block > 1 and wifi.frames_per_block * 81 / wifi.threads > 0.9
+    assert (wifi.frames_per_block, wifi.blocks_per_sm) == (1, 6)
+    shared = launch_shape(qc_layout(gl.codes.get("wifi-1944-1/2")), H200, MS_KERNEL, False, frames_per_block=4)
+    assert (shared.threads, shared.blocks_per_sm) == (352, 1)
 
 
 def test_latency_preset_and_overrides():
@@ -115,3 +120,17 @@ def test_the_cuda_package_imports_nothing_from_the_decoders():
                      [("." * node.level) + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
             found += [f"{path.name}: {n}" for n in names if n.startswith(("..decoders", "gpuldpc.decoders"))]
     assert found == []
+
+
+@pytest.mark.parametrize("registers, threads, blocks", [
+    (139, 224, 1),    # Nsight Compute on the H200: 7 warps of 4608 registers, 3 a quarter of the file
+    (64, 96, 10),     # the binary16 WiMAX kernel: 30 warps an SM (docs/gpu.md)
+    (172, 128, 2),    # the C2 pair variant of the sparse kernel: two blocks of 4 warps
+    (255, 1024, 0),   # 32 warps of 8192 registers: more than the file
+    (32, 1024, 2),
+])
+def test_blocks_per_sm_counts_registers_per_sub_partition(registers, threads, blocks):
+    """As cuda_occupancy.h's cudaOccMaxBlocksPerSMRegsLimit: warps a quarter of the register file,
+    times four, over the block's warps; the first three were measured (Block Limit Registers)."""
+    kern = KernelAttributes(registers=registers, static_shared=0, local_bytes=0, max_threads=1024)
+    assert blocks_per_sm(H200, kern, threads, 0) == blocks

@@ -50,6 +50,7 @@ class DeviceLimits:
     shared_per_block_optin: int
     max_blocks_per_sm: int = 32
     register_granule: int = 256     # registers are allocated per warp in units of 256
+    sub_partitions: int = 4         # schedulers an SM, each with a quarter of the register file (sm_70 .. sm_90)
     shared_reserved: int = 1024     # per block, reserved by the driver (sm_80+)
 
 
@@ -109,10 +110,19 @@ def threads_per_block(z: int, frames_per_block: int, lanes: int = 1, frames_per_
 
 
 def blocks_per_sm(dev: DeviceLimits, kern: KernelAttributes, threads: int, shared: int) -> int:
-    """Resident blocks per multiprocessor under the four limits (0: does not fit)."""
+    """Resident blocks per multiprocessor under the four limits (0: does not fit).  Registers as
+    CUDA's own calculator counts them (``cuda_occupancy.h``, ``cudaOccMaxBlocksPerSMRegsLimit``):
+    a warp lives on one of the SM's ``sub_partitions`` schedulers and takes its registers from
+    that scheduler's share of the file, so the SM holds ``sub_partitions x floor(share /
+    registers a warp)`` warps, and a block must fit the file with its warps rounded up to the
+    sub-partitions.  (Nsight Compute's "Block Limit Registers" on the H200: 139 registers x 7
+    warps, 1 block, where the whole file divided by the block would give 2; 64 x 3 warps, 10;
+    172 x 4 warps, 2.)"""
     warps = threads // WARP
     regs_per_warp = -(-kern.registers * WARP // dev.register_granule) * dev.register_granule
-    by_regs = dev.registers_per_sm // max(regs_per_warp * warps, 1)
+    per_partition = dev.registers_per_sm // dev.sub_partitions // max(regs_per_warp, 1)
+    fits = regs_per_warp * -(-warps // dev.sub_partitions) * dev.sub_partitions <= dev.registers_per_sm
+    by_regs = dev.sub_partitions * per_partition // max(warps, 1) if fits else 0
     by_threads = dev.max_threads_per_sm // threads
     per_block_shared = shared + kern.static_shared + dev.shared_reserved
     by_shared = dev.shared_per_sm // per_block_shared
