@@ -415,8 +415,10 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 }  // namespace
 
 // Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
-// (16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 40, 58: 256: their rows'
-// registers; 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
+// (16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 34, 40, 58: 256: their rows'
+// registers; 34 is C2's rows of 33 edges: 159 registers in binary16 (shared posteriors, layered),
+// three warps in each quarter of the register file, three blocks of 4 warps an SM where sp40's
+// 172 hold two; 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
 // frames in device memory run three blocks of 12 warps, not two; the others name no block count
 // (0: ptxas's own register target, which for sp40 float32 is 128, four blocks of C2's 128
 // threads; "1" let it take 203 and C2 ran at 4.0 instead of 6.4 Gb/s), messages f32 (one frame a
@@ -456,5 +458,6 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 SPARSE_VARIANTS(sp8, 8)
 SPARSE_VARIANTS(sp16, 16)
 SPARSE_VARIANTS(sp32, 32)
+SPARSE_VARIANTS(sp34, 34)
 SPARSE_VARIANTS(sp40, 40)
 SPARSE_VARIANTS(sp58, 58)

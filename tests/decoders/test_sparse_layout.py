@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import gpuldpc as gl
 from gpuldpc.cuda.decoder import CudaDecoder
 from gpuldpc.cuda.layout import NotQuasiCyclic, QcLayout
-from gpuldpc.cuda.sparse_layout import MAX_ROW, SparseLayout, needs_sparse, sparse_layout
+from gpuldpc.cuda.sparse_layout import MAX_ROW, SparseLayout, kernel_name, needs_sparse, row_variant, sparse_layout
 from gpuldpc.codes.tanner import TannerGraph
 
 
@@ -98,3 +98,13 @@ def test_z_above_the_qc_blocks_needs_the_sparse_kernel():
         return QcLayout(n=4 * z, z=z, layers=1, edges=np.zeros((2, 2), np.int32),
                         layer_start=np.array([0, 2], np.int32), max_row_blocks=2)
     assert not needs_sparse(layout(512)) and needs_sparse(layout(513)) and needs_sparse(layout(2048))
+
+
+@pytest.mark.parametrize("name, variant", [("ccsds-c2", 34), ("dvbs2-normal-9/10", 32), ("dvbs2-short-1/2", 8),
+                                           ("ccsds-ar4ja-16384-1/2", 8)])
+def test_each_code_takes_the_narrowest_row_variant(name, variant):
+    """sp<DC_MAX> holds rows of up to DC_MAX edges in registers: C2's rows of 33 edges take sp34
+    (three blocks an SM in binary16, where sp40 holds two: kernels/sparse_decode.cu)."""
+    lay = sparse_layout(_decoded(name))
+    assert row_variant(lay) == variant >= lay.max_row
+    assert kernel_name(lay, "float16", "shared", "layered", "i8") == f"sp{variant}_f16_sh_layered_i8"

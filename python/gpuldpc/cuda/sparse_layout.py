@@ -45,7 +45,7 @@ from .layout import NotQuasiCyclic
 from .tuning import WARP, LaunchShape, blocks_per_sm
 
 MODULE = "sparse_decode"
-ROW_VARIANTS = (8, 16, 32, 40, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows of up to DC_MAX edges in registers
+ROW_VARIANTS = (8, 16, 32, 34, 40, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows of up to DC_MAX edges in registers
 MAX_ROW = ROW_VARIANTS[-1]      # the sign bits 0..57 of a row record
 QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
 POSTERIORS = ("auto", "shared", "device")
