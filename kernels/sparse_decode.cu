@@ -418,7 +418,10 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 // (16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 34, 40, 58: 256: their rows'
 // registers; 34 is C2's rows of 33 edges: 159 registers in binary16 (shared posteriors, layered),
 // three warps in each quarter of the register file, three blocks of 4 warps an SM where sp40's
-// 172 hold two; 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
+// 172 hold two; 16 in binary16 with posteriors in shared memory (DVB-S2 short frames, 3/5 .. 4/5):
+// 384 threads and two blocks an SM, 71 registers in binary16 instead of 84, so two blocks of 12
+// warps fit (six warps a quarter of the file) where one did (float32 keeps 512 threads: at 80
+// registers it spilled and lost 5 %); 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
 // frames in device memory run three blocks of 12 warps, not two; the others name no block count
 // (0: ptxas's own register target, which for sp40 float32 is 128, four blocks of C2's 128
 // threads; "1" let it take 203 and C2 ran at 4.0 instead of 6.4 Gb/s), messages f32 (one frame a
@@ -432,9 +435,12 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         const int2 *col_edges, const int *kcol, char *scratch, int block_bytes, int n, int m,         \
         int layers, int frames,                                                                      \
         int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
-#define SPARSE_THREADS(DC) (DC > 32 ? 256 : DC > 16 ? 384 : DC > 8 ? 512 : 384)
-#define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED)                                                 \
-    extern "C" __global__ void __launch_bounds__(SPARSE_THREADS(DC), DC > 8 ? 0 : 3) name(SPARSE_ARGS(In)) \
+#define SPARSE_THREADS(DC, PAIRS_SH) (DC > 32 ? 256 : DC > 16 ? 384 : DC > 8 ? ((PAIRS_SH) ? 384 : 512) : 384)
+#define SPARSE_BLOCKS(DC, PAIRS_SH) (DC > 16 ? 0 : DC > 8 ? ((PAIRS_SH) ? 2 : 0) : 3)
+#define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED)                                                  \
+    extern "C" __global__ void __launch_bounds__(SPARSE_THREADS(DC, SHARED && P::kFrames == 2),           \
+                                                 SPARSE_BLOCKS(DC, SHARED && P::kFrames == 2))            \
+        name(SPARSE_ARGS(In))                                                                        \
     {                                                                                                 \
         sparse_frames<P, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
                                                 layer_start, col_ptr, col_edges, kcol, scratch,        \
