@@ -414,21 +414,24 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 
 }  // namespace
 
-// Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges
-// (16: blocks of up to 512 threads; 32: 384, DVB-S2's 360-row layers; 34, 40, 58: 256: their rows'
-// registers; 34 is C2's rows of 33 edges: 159 registers in binary16 (shared posteriors, layered),
-// three warps in each quarter of the register file, three blocks of 4 warps an SM where sp40's
-// 172 hold two; 16 in binary16 with posteriors in shared memory (DVB-S2 short frames, 3/5 .. 4/5):
-// 384 threads and two blocks an SM, 71 registers in binary16 instead of 84, so two blocks of 12
-// warps fit (six warps a quarter of the file) where one did (float32 keeps 512 threads: at 80
-// registers it spilled and lost 5 %); 8: 384 threads and three blocks an SM, 56 registers a thread, so that DVB-S2 normal
-// frames in device memory run three blocks of 12 warps, not two; the others name no block count
-// (0: ptxas's own register target, which for sp40 float32 is 128, four blocks of C2's 128
-// threads; "1" let it take 203 and C2 ran at 4.0 instead of 6.4 Gb/s), messages f32 (one frame a
-// block) | f16 (binary16, a frame pair a block), posteriors
-// sh (shared memory: n words of dynamic shared memory, 2n flooding) | gl (device memory, in the
-// block's scratch of block_bytes after its records); schedule layered | flooding; input f32 | f16 |
-// i8 (LLR = value * scale).
+// Entry points sp<DC_MAX>_<messages>_<posteriors>_<schedule>_<input>: rows of up to DC_MAX edges.
+// Launch bounds (SPARSE_THREADS, SPARSE_BLOCKS; registers count per quarter of the register file,
+// gpuldpc.cuda.tuning.blocks_per_sm):
+//   8: 384 threads, three blocks an SM (56 registers), so that DVB-S2 normal frames in device
+//      memory run three blocks of 12 warps, not two;
+//   16: 512 threads; binary16 with posteriors in shared memory (DVB-S2 short frames, 3/5 .. 4/5)
+//      384 and two blocks an SM: 71 registers instead of 84, six warps a quarter of the file, so
+//      two blocks of 12 warps fit where one did (float32 keeps 512: at 80 registers it spilled
+//      and lost 5 %);
+//   32: 384, DVB-S2's 360-row layers; 34, 40, 58: 256, their rows' registers.  34 is C2's rows of
+//      33 edges: 159 registers in binary16 (shared, layered), three warps a quarter of the file,
+//      three blocks of 4 warps an SM where sp40's 172 hold two.
+// Those but 8 and binary16 shared 16 name no block count (0: ptxas's own register target; a "1"
+// let it give sp40 float32 203 registers, and C2 ran at 4.0 instead of 6.4 Gb/s).  Messages f32
+// (one frame a block) | f16 (binary16, a frame pair a block); posteriors sh (shared memory: n
+// words of dynamic shared memory, 2n flooding) | gl (device memory, in the block's scratch of
+// block_bytes after its records); schedule layered | flooding; input f32 | f16 | i8 (LLR = value *
+// scale).
 #define SPARSE_ARGS(In)                                                                              \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
         const int *cols_t, int width, const int *layer_start, const int *col_ptr,                    \

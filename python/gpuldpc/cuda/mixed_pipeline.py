@@ -7,9 +7,9 @@ by code on the host (:func:`piece_table`), whose order is the *table* the gather
 kernels index (row numbers within the piece), in page-locked memory.  A piece is sorted while
 the GPU works on the pieces before it, so only the first piece's sort (about 10 us) comes before
 the first copy (one sort of the whole call by (piece, code), the design until session 14, took
-0.7 ms on the development VM before anything was queued).  Each piece takes one of :data:`SLOTS` slots (a stream and its
-device buffers) in turn, and everything of a piece is queued on its slot's stream, with no
-event, ticket or wait between:
+0.7 ms on the development VM before anything was queued).  Each piece takes one of
+:data:`SLOTS` slots (a stream and its device buffers) in turn, and everything of a piece is
+queued on its slot's stream, with no event, ticket or wait between:
 
 1. **in**: one H2D of the piece's rows ``[count, W]`` as they lie (the caller's array as the
    engine takes input, :func:`.host_memory.host_rows`: page-locked or registered in place, or

@@ -24,12 +24,14 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
   frame's order.  The arithmetic is unchanged (same rows, layers and edge order): bit for bit.
 
 :class:`SparsePlan` is the engine's plan (:mod:`.engine`) for this kernel: one frame a block
-of up to 384 threads for rows of up to 8 edges (three blocks an SM), 512 for 16 (binary16 with the posteriors in
-shared memory: 384 and two blocks an SM), 384 for 32, 256 above (the kernel's launch bounds; a layer's rows, rounded up to the warp, a row a thread;
-``precision="float16"``: a frame pair a block, in the halves of half2 words), posteriors in shared memory where ``n`` words of them (flooding: ``2n``, with the
-channel LLRs) fit a block's opt-in shared memory and leave :data:`MIN_SHARED_WARPS` warps an
-SM, else in device memory; each block's scratch holds its row records (:func:`record_bytes`)
-and those posteriors.
+of up to 384 threads for rows of up to 8 edges (three blocks an SM), 512 for 16 (binary16
+with the posteriors in shared memory: 384 and two blocks an SM), 384 for 32, 256 above (the
+kernel's launch bounds; a layer's rows, rounded up to the warp, a row a thread;
+``precision="float16"``: a frame pair a block, in the halves of half2 words), posteriors in
+shared memory where ``n`` words of them (flooding: ``2n``, with the channel LLRs) fit a
+block's opt-in shared memory and leave :data:`MIN_SHARED_WARPS` warps an SM, else in device
+memory; each block's scratch holds its row records (:func:`record_bytes`) and those
+posteriors.
 """
 from __future__ import annotations
 
