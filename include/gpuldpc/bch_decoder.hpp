@@ -48,9 +48,9 @@ public:
     // frames: [batch, n] bits (0/1) -> corrected: [batch, n]; errors[f] = bits corrected
     // in frame f (0 .. t), or -1 when decoding failed (corrected[f] = frames[f]).
     // Throws std::invalid_argument when an entry is not 0 or 1, naming the first such entry
-    // (corrected and errors are then partly written: the binding drops them).  Frames are decoded in groups of kFramesPerTask by the process's
-    // shared thread pool (SharedPool), the calling thread working too; the results do not
-    // depend on the number of threads.
+    // (corrected and errors are then partly written: the binding drops them).  Frames are
+    // decoded in groups of kFramesPerTask by the process's shared thread pool (SharedPool), the
+    // calling thread working too; the results do not depend on the number of threads.
     void decode(const std::uint8_t* frames, std::uint8_t* corrected, std::int32_t* errors,
                 std::size_t batch) const;
 
