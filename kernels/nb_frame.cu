@@ -55,6 +55,7 @@
 // Scratch per frame (host: python/gpuldpc/cuda/nb_frame.py): control ints [ticket, stopv, exit,
 // cnt[max_iter + 2], done[M]], decisions [max_iter + 1][sym_stride] bytes, R [2][E][q] floats.
 #include "nb_common.cuh"
+#include "resident.cuh"
 
 namespace {
 
@@ -202,23 +203,23 @@ struct Frame {
     float* r;                // [2][E][q], by iteration parity
 };
 
+// One frame's tasks, run by every warp of the frame's blocks (tables: the field tables in shared
+// memory); the frame's last warp writes the results, clears the control words and, with `ack`
+// (the resident kernel), acknowledges request `seq` after a system-scope fence.
 template <int Q>
-__device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned char* __restrict__ symbols,
-                             int* __restrict__ iterations, unsigned char* __restrict__ valid,
-                             unsigned char* __restrict__ scratch, long long frame_bytes, int sym_off,
-                             long long r_off, int sym_stride, int ctas_per_frame,
-                             const unsigned char* __restrict__ gexp, const short* __restrict__ glog,
+__device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in, int in_bits,
+                             unsigned char* __restrict__ symbols, int* __restrict__ iterations,
+                             unsigned char* __restrict__ valid, unsigned char* __restrict__ scratch,
+                             long long frame_bytes, int sym_off, long long r_off, int sym_stride, int ctas_per_frame,
                              const int4* __restrict__ task_row, const int4* __restrict__ edge_meta,
                              const int* __restrict__ stage_edge, const int* __restrict__ nbr_ptr,
                              const int* __restrict__ nbr_row, int n, int M, int E, int dmax, int stage_max,
-                             int max_iter, int early_stop)
+                             int max_iter, int early_stop, unsigned* ack, unsigned seq)
 {
     using L = Lane<Q>;
     constexpr int W = L::W, G = L::G;
     extern __shared__ float4 smem4[];
     unsigned char* smem = reinterpret_cast<unsigned char*>(smem4);
-    const nb::Tables tab = nb::load_tables(smem, gexp, glog, Q);
-    __syncthreads();                         // field tables; no block-wide barrier after this
 
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, half = lane >> 4, lt = lane & 15;
     const size_t warp_bytes = 640 + 4 * (size_t)Q * (stage_max + 4 * dmax - 2);
@@ -439,6 +440,66 @@ __device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned
     }
     for (int j = lane; j < max_iter + 2; j += 32) f.cnt[j] = 0;
     for (int j = lane; j < M; j += 32) f.done[j] = 0;
+    if (ack != nullptr) {                        // results and cleared words before the ack
+        __threadfence_system();
+        __syncwarp();
+        if (lane == 0) resident::st_release_sys(ack, seq);
+    }
+}
+
+// The resident copy (python/gpuldpc/cuda/resident.py): the field tables once a launch, then one
+// frame of bit LLRs a request (resident.cuh's protocol).  Block 0 copies the request's LLRs from
+// mapped host memory into `in_dev` (one coalesced pass over PCIe, instead of every task reading
+// its variables over it) before it broadcasts the request, so the other blocks' tasks read them
+// from device memory as the launched kernel does; the frame's last warp acknowledges.
+template <int Q>
+__device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigned id, unsigned long long idle_ns,
+                                unsigned long long life_ns, float* __restrict__ in_dev, int in_floats,
+                                unsigned char* symbols, int* iterations, unsigned char* valid, unsigned char* scratch,
+                                long long frame_bytes, int sym_off, long long r_off, int sym_stride, int ctas_per_frame,
+                                const unsigned char* gexp, const short* glog, const int4* task_row,
+                                const int4* edge_meta, const int* stage_edge, const int* nbr_ptr, const int* nbr_row,
+                                int n, int M, int E, int dmax, int stage_max, int max_iter, int early_stop)
+{
+    __shared__ unsigned s_seq;
+    __shared__ unsigned long long s_llr;
+    extern __shared__ float4 smem4[];
+    const nb::Tables tab = nb::load_tables(reinterpret_cast<unsigned char*>(smem4), gexp, glog, Q);
+    const unsigned long long born = resident::now_ns();
+    unsigned last = *reinterpret_cast<volatile unsigned*>(&bc->last);
+    for (;;) {
+        if (threadIdx.x == 0) {
+            int frames = 0;
+            unsigned long long llr = 0;
+            s_seq = blockIdx.x == 0 ? resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr)
+                                    : resident::follow(bc, id, last, frames, llr);
+            s_llr = llr;
+        }
+        __syncthreads();
+        const unsigned seq = s_seq;
+        if (blockIdx.x == 0) {
+            if (seq != resident::kLeave) {       // the frame's LLRs into device memory (16-byte aligned)
+                const float4* src = reinterpret_cast<const float4*>(s_llr);
+                float4* dst = reinterpret_cast<float4*>(in_dev);
+#pragma unroll 4
+                for (int i = threadIdx.x; i < in_floats / 4; i += blockDim.x) dst[i] = src[i];
+                for (int i = 4 * (in_floats / 4) + threadIdx.x; i < in_floats; i += blockDim.x)
+                    in_dev[i] = reinterpret_cast<const float*>(s_llr)[i];
+                __threadfence();
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) resident::broadcast(bc, id, seq, 1, s_llr);
+        }
+        if (seq == resident::kLeave) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) resident::leave(ctrl, bc, last);
+            return;
+        }
+        frame_decode<Q>(tab, in_dev, 1, symbols, iterations, valid, scratch, frame_bytes, sym_off, r_off, sym_stride,
+                        ctas_per_frame, task_row, edge_meta, stage_edge, nbr_ptr, nbr_row, n, M, E, dmax, stage_max,
+                        max_iter, early_stop, ctrl + 2, seq);
+        last = seq;
+        __syncthreads();                         // s_seq is rewritten
+    }
 }
 
 }  // namespace
@@ -451,9 +512,25 @@ __device__ void frame_decode(const float* __restrict__ in, int in_bits, unsigned
         const int4* edge_meta, const int* stage_edge, const int* nbr_ptr, const int* nbr_row, int n,       \
         int M, int E, int dmax, int stage_max, int max_iter, int early_stop)                               \
     {                                                                                                      \
-        frame_decode<Q>(in, in_bits, symbols, iterations, valid, scratch, frame_bytes, sym_off, r_off,     \
-                        sym_stride, ctas_per_frame, gexp, glog, task_row, edge_meta, stage_edge, nbr_ptr,  \
-                        nbr_row, n, M, E, dmax, stage_max, max_iter, early_stop);                          \
+        extern __shared__ float4 smem4[];                                                                  \
+        const nb::Tables tab = nb::load_tables(reinterpret_cast<unsigned char*>(smem4), gexp, glog, Q);    \
+        __syncthreads();                         /* field tables; no block-wide barrier after this */      \
+        frame_decode<Q>(tab, in, in_bits, symbols, iterations, valid, scratch, frame_bytes, sym_off, r_off, \
+                        sym_stride, ctas_per_frame, task_row, edge_meta, stage_edge, nbr_ptr, nbr_row, n, M, \
+                        E, dmax, stage_max, max_iter, early_stop, nullptr, 0u);                            \
+    }                                                                                                      \
+    extern "C" __global__ void __launch_bounds__(kThreads) nb_frame_resident_q##Q(                        \
+        unsigned* ctrl, resident::Broadcast* bc, unsigned id, unsigned long long idle_ns,                  \
+        unsigned long long life_ns, float* in_dev, int in_floats, unsigned char* symbols, int* iterations, \
+        unsigned char* valid, unsigned char* scratch, long long frame_bytes, int sym_off, long long r_off,  \
+        int sym_stride, int ctas_per_frame, const unsigned char* gexp, const short* glog,                  \
+        const int4* task_row, const int4* edge_meta, const int* stage_edge, const int* nbr_ptr,            \
+        const int* nbr_row, int n, int M, int E, int dmax, int stage_max, int max_iter, int early_stop)    \
+    {                                                                                                      \
+        resident_frames<Q>(ctrl, bc, id, idle_ns, life_ns, in_dev, in_floats, symbols, iterations, valid,  \
+                           scratch, frame_bytes, sym_off, r_off, sym_stride, ctas_per_frame, gexp, glog,   \
+                           task_row, edge_meta, stage_edge, nbr_ptr, nbr_row, n, M, E, dmax, stage_max,    \
+                           max_iter, early_stop);                                                          \
     }
 
 NB_FRAME_KERNEL(4)

@@ -41,6 +41,7 @@ def _format(parameters: list[str]) -> str:
     ("nb_minmax.cu", "__launch_bounds__(kMaxThreads, 2) NAME(", nb_decoder._MINMAX_ARGS),
     ("nb_fftspa.cu", "nb_fftspa_q##Q(", nb_decoder._FFTSPA_ARGS),
     ("nb_frame.cu", "nb_frame_q##Q(", nb_frame.ARG_TYPES),
+    ("nb_frame.cu", "nb_frame_resident_q##Q(", nb_frame.RESIDENT_ARG_TYPES),
     ("qc_resident.cu", "__launch_bounds__(M::kMaxThreads, M::kMinBlocks) name(", resident.ARG_TYPES),
     ("shaping.cu", "__launch_bounds__(256) NAME(", recovery.ARG_TYPES),
     ("transport.cu", "__launch_bounds__(256) unpack_int4(", stages.UNPACK_ARGS),

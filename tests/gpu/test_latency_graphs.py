@@ -15,7 +15,7 @@ def _cases():
     nr = gl.codes.nr(8448, 9504)
     wimax = gl.codes.get("wimax-2304-1/2")
     return [
-        ("gf32-one-frame", nb, dict(algorithm="minmax", max_iterations=10), 3.0, "bits"),
+        ("gf32-one-frame", nb, dict(algorithm="minmax", max_iterations=10, resident=False), 3.0, "bits"),
         ("nr-float32", nr, dict(max_iterations=5), 4.5, None),
         ("nr-int8-binary16", nr, dict(max_iterations=5, precision="float16", llr_dtype="int8", llr_scale=0.25),
          4.5, "int8"),

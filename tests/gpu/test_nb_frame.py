@@ -127,6 +127,104 @@ def test_bit_and_symbol_input_agree(cuda):
                              schedule="flooding", max_iterations=4, early_stop=False))
 
 
+# ---- the resident copy (nb_frame_resident_q<q>, NbFrameKernel.resident) ------------------
+
+def _latency_decoder(code, early_stop, **kw):
+    from gpuldpc.cuda.nb_decoder import NbCudaDecoder
+
+    return NbCudaDecoder(code, "minmax", "flooding", 10, early_stop, devices=[0], preset="latency", **kw)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("early_stop", [True, False])
+def test_resident_lone_frames_same_as_reference(cuda, early_stop):
+    """preset="latency": each lone frame of bit LLRs is one request to the resident kernel (numpy
+    rows staged, a page-locked array read in place), every frame equal to the reference; after
+    the kernel has left (idle), the next call launches it again."""
+    import time
+
+    from gpuldpc.cuda.resident import IDLE_NS
+
+    code = gl.codes.get("gf32-620-310")
+    bit_llr = bit_llrs(code, 2.75, 16, seed=7)
+    dec = _latency_decoder(code, early_stop)
+    rk = dec._small.resident
+    assert rk is not None and rk.kind == "bits" and rk.frames == 1 and rk.blocks > 1
+    pinned = dec.pinned_llr(1, "bits")
+    got = []
+    for i in range(16):
+        if i % 4 == 3:
+            pinned[:] = bit_llr[i:i + 1]
+            got.append(dec.decode(pinned))
+        else:
+            got.append(dec.decode(bit_llr[i:i + 1]))
+        if i == 9:
+            time.sleep(5 * IDLE_NS * 1e-9)           # the kernel leaves; the next call relaunches it
+    assert rk.seq == 16 and rk.launches >= 2
+    got = make_result(code, np.concatenate([g.bits for g in got]), np.concatenate([g.iterations for g in got]),
+                      np.concatenate([g.valid for g in got]))
+    want = reference(code, gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q), algorithm="minmax",
+                     schedule="flooding", max_iterations=10, early_stop=early_stop)
+    assert_same(got, want)
+    assert 0 < got.valid.sum() < 16
+    dec.close()
+    assert not rk.running
+
+
+@pytest.mark.cuda
+def test_resident_flags_non_finite_frames_and_keeps_the_next_clean(cuda):
+    """A frame with NaN / inf bit LLRs through the resident kernel: flagged, decoded as the host
+    rule (NaN -> 0, +-inf -> +-2^64) gives it; the clean frame after it is not flagged."""
+    code = gl.codes.get("gf32-620-310")
+    bit_llr = bit_llrs(code, 3.0, 2, seed=12)
+    bad = bit_llr.copy()
+    bad[0, 0], bad[0, 7], bad[0, -1] = np.nan, np.inf, -np.inf
+    dec = _latency_decoder(code, False)
+    assert dec._small.resident is not None
+    first, second = dec.decode(bad[:1]), dec.decode(bit_llr[1:2])
+    assert dec._small.resident.seq == 2
+    assert first.bad_llr.tolist() == [True] and second.bad_llr.tolist() == [False]
+    ruled = np.nan_to_num(bad, nan=0.0, posinf=2.0 ** 64, neginf=-2.0 ** 64).astype(np.float32)
+    want = reference(code, gl.channel.bit_llr_to_symbol_llr(ruled, code.q), algorithm="minmax",
+                     schedule="flooding", max_iterations=10, early_stop=False)
+    np.testing.assert_array_equal(first.bits, want.bits[:1])
+    np.testing.assert_array_equal(first.valid, want.valid[:1])
+    want2 = reference(code, gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q), algorithm="minmax",
+                      schedule="flooding", max_iterations=10, early_stop=False)
+    np.testing.assert_array_equal(second.bits, want2.bits[1:])
+    dec.close()
+
+
+@pytest.mark.cuda
+def test_symbol_input_and_resident_off_are_launched_alike(cuda):
+    """Symbol LLRs (which the resident kernel does not take) and ``resident=False`` go to the
+    launched kernel; both give what the resident kernel gives for the same frames."""
+    code = gl.codes.get("gf32-620-310")
+    bit_llr = bit_llrs(code, 2.75, 4, seed=3)
+    on = _latency_decoder(code, True)
+    off = gl.Decoder(code, backend="cuda", devices=[0], algorithm="minmax", preset="latency", max_iterations=10,
+                     resident=False)
+    assert off._impl.decoder._small.resident is None
+    for i in range(4):
+        a = on.decode(bit_llr[i:i + 1])
+        b = on.decode(gl.channel.bit_llr_to_symbol_llr(bit_llr[i:i + 1], code.q))
+        c = off.decode(bit_llr[i:i + 1])
+        for other in (b, c):
+            for field in ("bits", "iterations", "valid", "bad_llr"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(other, field), err_msg=f"frame {i} {field}")
+    assert on._small.resident.seq == 4
+    on.close()
+    off.close()
+
+
+def test_front_door_lists_resident_among_the_gf_options():
+    """gl.Decoder's GF(q) CUDA options include ``resident`` (the error for an unknown one says so,
+    before any device is touched)."""
+    code = gl.codes.get("gf32-620-310")
+    with pytest.raises(ValueError, match=r"unknown GF\(q\) cuda option\(s\) \['llr_scale'\]; known: .*resident"):
+        gl.Decoder(code, backend="cuda", preset="latency", llr_scale=2.0)
+
+
 # ---- no GPU needed -----------------------------------------------------------------------
 
 def test_supports_rule():

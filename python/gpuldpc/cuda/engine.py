@@ -219,7 +219,8 @@ class _Slot:
         """Page-locked (and, unless mapped, device) input buffers for ``capacity`` frames."""
         if frame_bytes > self.frame_bytes:
             self.host_in = pinned_empty(self.capacity * frame_bytes, np.uint8, self.ctx)
-            self.dev_in = (mapped_address(self.host_in) if self.mapped_in
+            self.host_address = mapped_address(self.host_in)     # where a resident kernel reads it
+            self.dev_in = (self.host_address if self.mapped_in
                            else driver().mem_alloc(self.capacity * frame_bytes))
             self.frame_bytes = frame_bytes
             self._view = None
@@ -352,11 +353,12 @@ class DeviceEngine:
                     staged_for_kernel = dev_base is None
                 else:                               # page-locked or registered: GpuDecoder._host_input
                     src = llr[a:b]
+                    slot.last_input = None              # (kernel_seconds: the device copy)
                     slot.reserve_input(src[0].nbytes)
                     dev_in = slot.dev_in
                     drv.memcpy_htod_async(dev_in, src, slot.stream)
-                posted = (slot.resident is not None and dev_out is None and count <= slot.resident.frames
-                          and int(dev_in) % 8 == 0)
+                posted = (plan.mapped_input and slot.resident is not None and dev_out is None
+                          and slot.resident.serves(count, kind) and int(dev_in) % slot.resident.align == 0)
                 if posted:
                     slot.resident.post(count, int(dev_in))
                 elif dev_out is not None:           # results into the ticket's device block
@@ -431,7 +433,7 @@ class DeviceEngine:
         frames = min(frames, slot.capacity)
         with self.ctx.active():
             self._wait(slot)
-            if llr is None and slot.mapped_in:
+            if llr is None:                         # mapped or resident input: the host rows
                 llr = slot.last_input
             if llr is not None:
                 src = np.ascontiguousarray(llr[:frames])
@@ -664,13 +666,14 @@ class GpuDecoder:
 
     def _decode_small(self, arr, kind, out=None):
         """A batch of one chunk at most on the only device and stream of a latency plan
-        (mapped results), without the tickets and events of the general path: the input
-        read in place (a mapped page-locked array) or staged; posted to the resident kernel
-        when there is one and the chunk fits it (no context push, launch or synchronize:
-        :mod:`.resident`), else copied in if the plan reads device memory, launched (from
-        the second call of the same shape on, both as one CUDA graph: :mod:`.graphs`) and
-        synchronized; the results copied out of the slot's mapped buffer in one copy,
-        which the returned arrays view."""
+        (mapped results), without the tickets and events of the general path.  Posted to
+        the resident kernel when there is one that serves the chunk (no context push, launch
+        or synchronize: :mod:`.resident`), which reads mapped host memory: the caller's
+        page-locked array in place, or the rows staged into the slot's buffer.  Else
+        launched: the input read likewise where the plan reads mapped memory, staged and
+        copied in where it reads device memory (from the second call of the same shape on,
+        copy and launch as one CUDA graph: :mod:`.graphs`), and synchronized.  The results
+        are copied out of the slot's mapped buffer in one copy, which the returned arrays view."""
         eng, slot, count = self.engines[0], self._small, arr.shape[0]
         plan = eng.plan
         with eng.ctx.lock:
@@ -678,14 +681,16 @@ class GpuDecoder:
                 with eng.ctx.active():
                     eng._wait(slot)
                     slot.staging_busy = False
+            resident = slot.resident if slot.resident is not None and slot.resident.serves(count, kind) else None
+            host_read = plan.mapped_input or resident is not None
             address, staged = None, None
-            if plan.mapped_input:   # the caller's page-locked array of the previous call is held: `is` is safe
+            if host_read:   # the caller's page-locked array of the previous call is held: `is` is safe
                 address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
                 slot.last_input, slot.last_mapped = arr, address
             if address is None:
                 slot.reserve_input(arr.nbytes // count)
                 staged = slot.staged(arr)
-                address = slot.dev_in
+                address = slot.host_address if host_read else slot.dev_in
             size = slot.flags + count * slot.bits_width
 
             def enqueue():
@@ -694,9 +699,9 @@ class GpuDecoder:
                 plan.launch(slot.stream, count, address, kind, slot.out, slot.scratch, slot.capacity)
 
             try:
-                if slot.resident is not None and count <= slot.resident.frames and address % 8 == 0:
-                    slot.resident.post(count, address)
-                    slot.resident.wait()
+                if resident is not None:     # address: 16-byte aligned (aligned_mapped_address or staged)
+                    resident.post(count, address)
+                    resident.wait()
                 else:
                     with eng.ctx.active():   # the same work call after call: one graph launch (.graphs)
                         key = (count, kind, int(address), None if staged is None else staged.ctypes.data,

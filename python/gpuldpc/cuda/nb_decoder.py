@@ -113,8 +113,12 @@ class _NbPlan:
         self.soft_width = self.nq if dec.soft_output else 0    # posterior costs a frame (engine)
 
     def resident(self, slot):
-        """No resident kernel for GF(q) (:mod:`.engine`)."""
-        return None
+        """The one-frame kernel kept running for the slot's lone frames of bit LLRs (latency
+        preset, Min-Max flooding, ``resident=True``, a device that maps host memory), or None
+        (:mod:`.engine`, :meth:`.nb_frame.NbFrameKernel.resident`)."""
+        if self.frame is None or not self.dec.resident or not self.frame.ctx.unified:
+            return None
+        return self.frame.resident(slot.out)
 
     def default_chunk(self, streams, free_bytes) -> int:
         """Two waves of resident blocks (one for latency), at most an eighth of the free
@@ -186,6 +190,10 @@ class NbCudaDecoder(GpuDecoder):
     alpha : float in (0, 1]
         ``"tmm"``: the scale of the check messages (:mod:`gpuldpc.decoders.reference_tmm`);
         unused by the other rules.
+    resident : bool
+        With ``preset="latency"`` and Min-Max flooding: lone frames of bit LLRs go to a copy of
+        the one-frame kernel that stays running between calls (:mod:`.resident`; it leaves
+        1 ms after the last call), instead of a launch each (False: always launched).
     soft_output : bool
         Min-Max (``"minmax"``, ``"mmma"``, ``"tmm"``) with ``preset="throughput"``: ``DecodeResult.llr``
         holds each frame's posterior costs at its stop, float32 [batch, n, q], normalised to 0 at
@@ -198,7 +206,7 @@ class NbCudaDecoder(GpuDecoder):
     def __init__(self, code, algorithm: str = "minmax", schedule: str = "layered", max_iterations: int = 10,
                  early_stop: bool = True, *, devices="all", streams: int | None = None,
                  chunk_frames: int | None = None, units: int | None = None, preset: str = "throughput",
-                 soft_output: bool = False, alpha: float = 0.75):
+                 soft_output: bool = False, alpha: float = 0.75, resident: bool = True):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {', '.join(map(repr, ALGORITHMS))}")
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) \
@@ -219,7 +227,7 @@ class NbCudaDecoder(GpuDecoder):
         self.schedule = "flooding" if algorithm == "fft-spa" else schedule
         self.max_iterations = int(max_iterations)
         self.early_stop = bool(early_stop)
-        self.units, self.preset = units, preset
+        self.units, self.preset, self.resident = units, preset, bool(resident)
         flooding = self.schedule == "flooding"
         self.groups = (layout.flood_ptr, layout.flood_rows) if flooding else (layout.layer_ptr, layout.layer_rows)
         self.rows_at_once = layout.m if flooding or algorithm == "fft-spa" else layout.largest_layer

@@ -9,12 +9,19 @@ tables and launches it; the stream engine owns buffers and copies::
     k = NbFrameKernel(ctx, nb_layout(code), "minmax", "flooding", max_iterations=10, early_stop=True)
     scratch = drv.mem_alloc(k.scratch_bytes(frames))
     k.launch(stream, frames, dev_in, in_is_bits, dev_sym, dev_iters, dev_valid, scratch)
+
+or kept running between calls, one frame of bit LLRs in mapped host memory a request
+(``nb_frame_resident_q<q>``, :meth:`NbFrameKernel.resident`, :mod:`.resident`)::
+
+    rk = k.resident(out)            # out: device addresses of symbols, iterations, flags
+    rk.post(1, mapped_address_of_bit_llrs); rk.wait()
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .driver import PackedLaunch, driver
+from .resident import ResidentKernel
 from .nb_layout import FIELD_SIZES, NbLayout, table_bytes
 from .tuning import blocks_per_sm
 
@@ -25,6 +32,9 @@ SYMBOL_PAD = 16              # decisions per iteration padded to 16 bytes (uint4
 # argument types of nb_frame_q<q> (a prepared call: the arguments are packed by this format
 # instead of being inspected one by one at every launch; tests/gpu/test_kernel_signatures.py)
 ARG_TYPES = "PiPPPPqiqiiPPPPPPPiiiiiii"
+# nb_frame_resident_q<q>: the request block, broadcast, launch id and limits (resident.py), then the
+# same arguments with the resident's device copy of the input and its float count for (in, in_bits)
+RESIDENT_ARG_TYPES = "PPIQQ" + ARG_TYPES
 
 
 def _round(x: int, to: int) -> int:
@@ -148,10 +158,36 @@ class NbFrameKernel:
         self.frames_per_launch_hint = max(1, (4 * ctx.limits.sm_count) // self.tasks)
         self._scratch_frames = {}        # scratch address -> frames of its last launch
 
-    def blocks_per_frame(self, frames: int) -> int:
-        """Blocks given to each frame of a launch of ``frames`` frames."""
+    def blocks_per_frame(self, frames: int, resident_blocks: int | None = None) -> int:
+        """Blocks given to each frame of a launch of ``frames`` frames (at most ``resident_blocks``
+        in all, default what the launched kernel keeps resident)."""
         wanted = -(-self.warps_per_frame // WARPS)
-        return max(1, min(wanted, self.resident_blocks // frames))
+        return max(1, min(wanted, (resident_blocks or self.resident_blocks) // frames))
+
+    def resident(self, out) -> ResidentKernel:
+        """The kernel kept running between calls (:mod:`.resident`): one frame of bit LLRs a
+        request, copied by block 0 from mapped host memory (16-byte aligned) into the kernel's
+        own device buffer before the other blocks start; symbols, iterations and flags written
+        to ``out`` (device addresses: the slot's mapped result buffer).  Its grid is the blocks of
+        one frame (:meth:`blocks_per_frame`, by the resident entry point's own occupancy)."""
+        drv = driver()
+        lay, t, ctx = self.layout, self._tables, self.ctx
+        in_floats = lay.n * lay.bits_per_symbol
+        with ctx.active():
+            func = ctx.function("nb_frame", f"nb_frame_resident_q{lay.q}")
+            func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared)
+            func.prepare(RESIDENT_ARG_TYPES)
+            per_sm = blocks_per_sm(ctx.limits, ctx.kernel_attributes(func), THREADS, self.shared)
+            blocks = self.blocks_per_frame(1, ctx.limits.sm_count * max(1, per_sm))
+            in_dev = drv.mem_alloc(4 * in_floats)
+            scratch = drv.mem_alloc(self.frame_bytes)
+            drv.memset_d32(scratch, 0, self.frame_bytes // 4)       # control words zero before the first request
+        tail = (in_dev, in_floats, *out[:3], scratch, self.frame_bytes, self.sym_offset, self.r_offset,
+                self.sym_stride, blocks, t["exp"], t["log"], t["task_row"], t["edge_meta"], t["stage_edge"],
+                t["nbr_ptr"], t["nbr_row"], lay.n, self.tasks, lay.edges, lay.max_degree, self.stage_max,
+                self.max_iterations, int(self.early_stop))
+        return ResidentKernel(ctx, func, THREADS, self.shared, 1, tail, blocks=blocks, kind="bits", align=16,
+                              buffers=(in_dev, scratch))
 
     def scratch_bytes(self, frames: int) -> int:
         """Device scratch of a launch of ``frames`` frames: control words, decisions, R [2][E][q]."""

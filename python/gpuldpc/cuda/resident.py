@@ -1,10 +1,13 @@
-"""The resident latency kernel, host side (``kernels/qc_resident.cu``).
+"""The resident latency kernels, host side (``kernels/resident.cuh``: the request protocol;
+``kernels/qc_resident.cu``: binary, ``kernels/nb_frame.cu``: the GF(q) one-frame kernel).
 
 A kernel launch costs the host about 5 us more than handing work to a kernel that is
 already running: on the H200, a launch plus ``synchronize`` of an empty kernel took
 8.9 us, a request posted through mapped page-locked memory to a running kernel and
-its acknowledgement 3.5 us (docs/gpu.md, "Resident latency kernel").  For the binary
-latency preset the decoding kernel therefore stays resident between calls:
+its acknowledgement 3.5 us (docs/gpu.md, "Resident latency kernel").  For the latency
+presets the decoding kernel therefore stays resident between calls (binary: the layered
+latency kernels, one frame a block; GF(q): the one-frame Min-Max kernel, one frame over
+many blocks, bit LLRs only):
 
 * :meth:`ResidentKernel.post` writes the request (frame count, LLR address) and then
   its number into a mapped request block, and launches the kernel if it is not
@@ -19,7 +22,8 @@ wait for every running kernel of the context, so a kernel that never ended would
 block them for ever; with these limits they wait at most :data:`LIFE_NS`.  The
 kernel runs on a non-blocking stream, so work on the legacy default stream (PyCUDA's
 synchronous copies) does not wait for it.  It occupies at most :data:`MAX_FRAMES`
-blocks (one frame each): larger chunks are launched as usual.
+frames (binary: one block each; GF(q): one frame of ``blocks`` blocks): larger chunks are
+launched as usual.
 """
 from __future__ import annotations
 
@@ -49,16 +53,21 @@ def resident_name(kernel: str) -> str:
 class ResidentKernel:
     """One resident decoding kernel for one stream slot of the engine.
 
-    ``func`` is the prepared resident entry point, ``threads``/``shared`` its block shape
-    (one frame a block), ``tail`` the arguments after the LLR pointer that a launch of
-    the ordinary kernel takes (scale, outputs, tables, sizes, rule), without ``frames``
-    and ``frames_per_block``.
+    ``func`` is the prepared resident entry point, ``threads``/``shared`` its block shape,
+    ``frames`` the most frames a request may carry, ``tail`` the arguments after the request
+    block, broadcast, launch id and limits (the binary kernel: what a launch of the ordinary
+    kernel takes after the LLR pointer, without ``frames`` and ``frames_per_block``).
+    ``blocks``: the grid (default one block a frame); ``kind``: the only input kind it
+    decodes (None: the decoder's one kind); ``align``: the alignment its LLR addresses need;
+    ``buffers``: device allocations the kernel uses, kept alive with it.
     """
 
-    def __init__(self, ctx, func, threads: int, shared: int, frames: int, tail: tuple):
+    def __init__(self, ctx, func, threads: int, shared: int, frames: int, tail: tuple, blocks: int | None = None,
+                 kind: str | None = None, align: int = 8, buffers: tuple = ()):
         drv = driver()
         self.ctx, self.func, self.threads, self.shared = ctx, func, threads, shared
-        self.frames = frames
+        self.frames, self.blocks = frames, blocks or frames
+        self.kind, self.align, self.buffers = kind, align, buffers
         self.tail = tail
         self.ctrl = pinned_empty(4, np.uint32, ctx)
         self.ctrl[:] = 0
@@ -71,14 +80,19 @@ class ResidentKernel:
         self.seq = 0
         self.launches = 0
 
+    def serves(self, frames: int, kind: str) -> bool:
+        """Whether a chunk of ``frames`` frames of input ``kind`` can be posted to this kernel
+        (from mapped host memory aligned to :attr:`align` bytes)."""
+        return frames <= self.frames and self.kind in (None, kind)
+
     def post(self, frames: int, llr_address: int):
-        """Hand ``frames`` (1 .. :attr:`frames`) frames at ``llr_address`` (8-byte aligned) to
+        """Hand ``frames`` (1 .. :attr:`frames`) frames at ``llr_address`` (:attr:`align`-byte aligned) to
         the kernel: one aligned 64-bit store of seq << 48 | address | frames - 1, which the
         kernel reads at once (the caller holds the device's lock; no driver call unless the
         kernel must be launched)."""
-        if not 1 <= frames <= self.frames or llr_address & 7 or llr_address >> 48:
+        if not 1 <= frames <= self.frames or llr_address % self.align or llr_address >> 48:
             raise ValueError(f"resident request of {frames} frames at {llr_address:#x}: needs 1..{self.frames} "
-                             "frames at an 8-byte aligned address below 2^48")
+                             f"frames at a {self.align}-byte aligned address below 2^48")
         self.seq = self.seq % 0xffff + 1           # 1 .. 65535
         self._request[0] = self.seq << 48 | llr_address | (frames - 1)
         if not self._words[_ALIVE]:
@@ -94,7 +108,7 @@ class ResidentKernel:
         self._words[_ALIVE] = 1
         self.launches += 1
         with self.ctx.active():
-            self.func.prepared_async_call((self.frames, 1), (self.threads, 1, 1), self.stream,
+            self.func.prepared_async_call((self.blocks, 1), (self.threads, 1, 1), self.stream,
                                           self.ctrl_address, self.broadcast, self.launches & 0xffffffff,
                                           IDLE_NS, LIFE_NS, *self.tail, shared_size=self.shared)
 

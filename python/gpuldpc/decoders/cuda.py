@@ -49,7 +49,7 @@ from ..errors import BackendUnavailable
 
 _BINARY_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "llr_dtype", "llr_scale",
                    "resident", "posteriors")
-_NB_OPTIONS = ("devices", "streams", "chunk_frames", "units", "preset")
+_NB_OPTIONS = ("devices", "streams", "chunk_frames", "units", "preset", "resident")
 
 
 class _Backend:
