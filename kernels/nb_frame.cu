@@ -447,6 +447,32 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
     }
 }
 
+// dst[0 .. count) = src[...] (16-byte aligned) by the block, all of a thread's loads in flight
+// before its stores (src is mapped host memory: one PCIe round trip a round of kCopy float4s a
+// thread, not one a float4), then a fence.
+__device__ void copy_in(const float* __restrict__ src, float* __restrict__ dst, int count)
+{
+    constexpr int kCopy = 8;
+    const int n4 = count / 4;
+    const float4* s4 = reinterpret_cast<const float4*>(src);
+    float4* d4 = reinterpret_cast<float4*>(dst);
+    for (int base = 0; base < n4; base += kCopy * blockDim.x) {
+        float4 v[kCopy];
+#pragma unroll
+        for (int k = 0; k < kCopy; ++k) {
+            const int i = base + k * blockDim.x + threadIdx.x;
+            if (i < n4) v[k] = s4[i];
+        }
+#pragma unroll
+        for (int k = 0; k < kCopy; ++k) {
+            const int i = base + k * blockDim.x + threadIdx.x;
+            if (i < n4) d4[i] = v[k];
+        }
+    }
+    for (int i = 4 * n4 + threadIdx.x; i < count; i += blockDim.x) dst[i] = src[i];
+    __threadfence();
+}
+
 // The resident copy (python/gpuldpc/cuda/resident.py): the field tables once a launch, then one
 // frame of bit LLRs a request (resident.cuh's protocol).  Block 0 copies the request's LLRs from
 // mapped host memory into `in_dev` (one coalesced pass over PCIe, instead of every task reading
@@ -478,15 +504,7 @@ __device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigne
         __syncthreads();
         const unsigned seq = s_seq;
         if (blockIdx.x == 0) {
-            if (seq != resident::kLeave) {       // the frame's LLRs into device memory (16-byte aligned)
-                const float4* src = reinterpret_cast<const float4*>(s_llr);
-                float4* dst = reinterpret_cast<float4*>(in_dev);
-#pragma unroll 4
-                for (int i = threadIdx.x; i < in_floats / 4; i += blockDim.x) dst[i] = src[i];
-                for (int i = 4 * (in_floats / 4) + threadIdx.x; i < in_floats; i += blockDim.x)
-                    in_dev[i] = reinterpret_cast<const float*>(s_llr)[i];
-                __threadfence();
-            }
+            if (seq != resident::kLeave) copy_in(reinterpret_cast<const float*>(s_llr), in_dev, in_floats);
             __syncthreads();
             if (threadIdx.x == 0) resident::broadcast(bc, id, seq, 1, s_llr);
         }

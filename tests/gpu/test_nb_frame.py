@@ -146,13 +146,13 @@ def test_resident_lone_frames_same_as_reference(cuda, early_stop):
     from gpuldpc.cuda.resident import IDLE_NS
 
     code = gl.codes.get("gf32-620-310")
-    bit_llr = bit_llrs(code, 2.75, 16, seed=7)
+    bit_llr = bit_llrs(code, 2.5, 24, seed=250)          # the frames of the first test: some fail
     dec = _latency_decoder(code, early_stop)
     rk = dec._small.resident
     assert rk is not None and rk.kind == "bits" and rk.frames == 1 and rk.blocks > 1
     pinned = dec.pinned_llr(1, "bits")
     got = []
-    for i in range(16):
+    for i in range(24):
         if i % 4 == 3:
             pinned[:] = bit_llr[i:i + 1]
             got.append(dec.decode(pinned))
@@ -160,13 +160,13 @@ def test_resident_lone_frames_same_as_reference(cuda, early_stop):
             got.append(dec.decode(bit_llr[i:i + 1]))
         if i == 9:
             time.sleep(5 * IDLE_NS * 1e-9)           # the kernel leaves; the next call relaunches it
-    assert rk.seq == 16 and rk.launches >= 2
+    assert rk.seq == 24 and rk.launches >= 2
     got = make_result(code, np.concatenate([g.bits for g in got]), np.concatenate([g.iterations for g in got]),
                       np.concatenate([g.valid for g in got]))
     want = reference(code, gl.channel.bit_llr_to_symbol_llr(bit_llr, code.q), algorithm="minmax",
                      schedule="flooding", max_iterations=10, early_stop=early_stop)
     assert_same(got, want)
-    assert 0 < got.valid.sum() < 16
+    assert 0 < got.valid.sum() < 24
     dec.close()
     assert not rk.running
 

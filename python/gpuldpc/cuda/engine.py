@@ -220,8 +220,11 @@ class _Slot:
         if frame_bytes > self.frame_bytes:
             self.host_in = pinned_empty(self.capacity * frame_bytes, np.uint8, self.ctx)
             self.host_address = mapped_address(self.host_in)     # where a resident kernel reads it
-            self.dev_in = (self.host_address if self.mapped_in
-                           else driver().mem_alloc(self.capacity * frame_bytes))
+            if self.mapped_in:
+                self.dev_in = self.host_address
+            else:
+                with self.ctx.active():
+                    self.dev_in = driver().mem_alloc(self.capacity * frame_bytes)
             self.frame_bytes = frame_bytes
             self._view = None
 
