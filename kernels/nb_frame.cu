@@ -27,8 +27,11 @@
 // residency and other launches do.  Rows run ahead as far as their neighbours allow: iterations
 // overlap.  R is double-buffered (iteration parity); a task of iteration it overwrites R^{it-2}
 // of its own edges, whose readers (neighbours at it-1) it has waited for.  A task publishes by
-// storing R, fence.acq_rel in every lane, then red.release.max(done[k], it); readers copy R
-// with cp.async.cg (L2, never a stale L1 line), all of a row's messages in flight at once.
+// storing R, __syncwarp, then red.release.max(done[k], it) in lane 0: the release is cumulative,
+// so it orders the stores of the lanes synchronized with lane 0 by the warp barrier (the pattern
+// of CUTLASS's __syncthreads + red.release semaphore; a fence.acq_rel in every lane before it cost
+// 4 us a (620,310) frame, docs/gpu_nb.md).  Readers copy R with cp.async.cg (L2, never a stale
+// L1 line), all of a row's messages in flight at once.
 // What needs no other task (the row's edge table, the channel LLRs of its variables) is done
 // before waiting.
 //
@@ -395,8 +398,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
             }
             const int ie = half == 0 ? 0 : d - 1;                // M_0 = B_1, M_{d-1} = F_{d-2}
             store_r<Q>(tab, half == 0 ? B(1) : F(d - 2), meta[ie].y, r_new + (size_t)(rb + ie) * Q, lt);
-            fence_acq_rel();                                     // this lane's R stores, then the flag
-            __syncwarp();
+            __syncwarp();                        // every lane's R stores, then the flag (cumulative release)
             if (lane == 0) asm volatile("red.release.gpu.global.max.s32 [%0], %1;" ::"l"(f.done + k), "r"(it) : "memory");
         }
         if (lane == 0 && eval && early_stop && (counted & 0xffffu) == (unsigned)(M - 1) &&
