@@ -17,7 +17,9 @@ Rows (DESIGN.md "Measuring"; every row names its ``api`` and ``input``):
 * ``on_bad_llr="erase"``: clean input and input with 1 % bad frames, beside "raise"
   on clean input (issue 19: the in-kernel check costs <= 3 %);
 * latency, ``preset="latency"``: one and six WiMAX 2304 codewords from numpy arrays
-  (median and p99 over many calls), one GF(32) (620,310) frame from numpy bit LLRs;
+  (median and p99 over many calls), one GF(32) (620,310) frame from numpy bit LLRs (the
+  resident one-frame kernel; beside it the launched one, ``resident=False``, and the resident
+  kernel's post and answer alone: the GPU's part);
 * LLRs already on the GPU (issue 16: >= 45 Gb/s with float16 messages): ``gl.Decoder.decode``
   of a PyTorch CUDA tensor (input "device"), WiMAX 2304 r1/2, float32 LLRs with float32 and
   float16 messages, int8 LLRs with float16 messages, results on the host and (``out_device``)
@@ -257,9 +259,20 @@ def latency_rows(reps):
     med, p99 = latency(low, pinned, max(50, reps // 4))
     r = row(nb, 1, med, "NbCudaDecoder", "pinned bit LLRs", algorithm=dec.algorithm, schedule=dec.schedule,
             p99=p99, preset="latency")
-    r["kernel_us"] = low.kernel_seconds(pinned, frames=1, repeats=50) * 1e6
+    r["kernel_us"] = low.kernel_seconds(pinned, frames=1, repeats=50) * 1e6      # the launched kernel
     rows.append(r)
+    resident, address = low._small.resident, cuda.host_memory.mapped_address(pinned)
+    bare = types.SimpleNamespace(decode=lambda x, out=None: (resident.post(1, address), resident.wait()))
+    med, p99 = latency(bare, None, max(50, reps // 4))
+    rows.append(row(nb, 1, med, "resident kernel post+wait", "pinned bit LLRs", algorithm=dec.algorithm,
+                    schedule=dec.schedule, p99=p99, preset="latency"))
     dec.close()
+    launched = gl.Decoder(nb, backend="cuda", max_iterations=10, early_stop=False, devices=[0], preset="latency",
+                          resident=False)
+    med, p99 = latency(launched, bits, max(50, reps // 4))
+    rows.append(row(nb, 1, med, "gl.Decoder", "numpy bit LLRs, launched (resident=False)", algorithm=dec.algorithm,
+                    schedule=dec.schedule, p99=p99, preset="latency"))
+    launched.close()
     return rows
 
 
