@@ -15,7 +15,7 @@ codes the QC kernels do not hold: DVB-S2, CCSDS C2, AR4JA k = 16384, alist codes
 (``precision="float32"``) or, for binary min-sum, in IEEE binary16 with two frames
 a thread (``precision="float16"``: the reference decoder's float16 bits, see
 :class:`gpuldpc.cuda.CudaDecoder`).  GF(q) codes: ``devices``, ``streams``,
-``chunk_frames``, ``units``, ``preset`` (:class:`gpuldpc.cuda.nb_decoder.NbCudaDecoder`);
+``chunk_frames``, ``units``, ``preset``, ``resident`` (:class:`gpuldpc.cuda.nb_decoder.NbCudaDecoder`);
 bit LLRs [batch, n*m] are converted to symbol LLRs on the GPU.
 
 A thin adapter (:class:`_Backend`) hands the arrays the front door has checked straight
