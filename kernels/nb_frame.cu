@@ -208,7 +208,7 @@ struct Frame {
 
 // One frame's tasks, run by every warp of the frame's blocks (tables: the field tables in shared
 // memory); the frame's last warp writes the results, clears the control words and, with `ack`
-// (the resident kernel), acknowledges request `seq` after a system-scope fence.
+// (the resident kernel), acknowledges request `seq` by a system-scope release after the warp barrier.
 template <int Q>
 __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in, int in_bits,
                              unsigned char* __restrict__ symbols, int* __restrict__ iterations,
@@ -442,8 +442,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
     }
     for (int j = lane; j < max_iter + 2; j += 32) f.cnt[j] = 0;
     for (int j = lane; j < M; j += 32) f.done[j] = 0;
-    if (ack != nullptr) {                        // results and cleared words before the ack
-        __threadfence_system();
+    if (ack != nullptr) {                        // results and cleared words, then the ack (cumulative)
         __syncwarp();
         if (lane == 0) resident::st_release_sys(ack, seq);
     }

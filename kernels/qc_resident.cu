@@ -15,7 +15,8 @@
 // (python/gpuldpc/cuda/resident.py).
 //
 // The request protocol (request block, broadcast to the other blocks, leaving): resident.cuh.
-// The last block to finish a request acknowledges it after a system-scope fence.
+// The last block to finish a request acknowledges it (a lone frame's block at once) with a
+// system-scope release by its thread 0 after the block's barrier.
 #include "qc_decode.cuh"
 #include "resident.cuh"
 
@@ -70,12 +71,20 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
             decode_frames<M, false, In, kFrames>(reinterpret_cast<const In*>(s_llr), scale, bits, packed, iters,
                                                  valid, edges, layer_start, msg_store, n, z, mb, nblocks, frames, 1,
                                                  max_iter, early_stop, rule, alpha, beta, nullptr);
-            __threadfence_system();              // this thread's results, before the count
+            // the block's results, then thread 0's release: cumulative through the barrier (the
+            // pattern of cooperative groups' grid sync), no fence in every thread
             __syncthreads();
-            if (threadIdx.x == 0 && atomicAdd(&bc->count, 1u) == (unsigned)frames - 1) {
-                bc->count = 0;
-                __threadfence_system();
-                resident::st_release_sys(ctrl + 2, seq);   // ack
+            if (threadIdx.x == 0) {
+                if (frames == 1) {
+                    resident::st_release_sys(ctrl + 2, seq);             // ack
+                } else {
+                    __threadfence_system();
+                    if (atomicAdd(&bc->count, 1u) == (unsigned)frames - 1) {
+                        bc->count = 0;
+                        __threadfence_system();      // the other blocks' counts (and results), then the ack
+                        resident::st_release_sys(ctrl + 2, seq);
+                    }
+                }
             }
         }
         last = seq;
