@@ -123,31 +123,50 @@ __device__ __forceinline__ void cp_async_wait_all()
 }
 
 // out = x (*) y on the lane's outputs (written when `write`); x, y, out: q floats in shared memory.
+// Each output is a min over q max pairs: the lane keeps P partial minima (the y0 steps dealt
+// out in turn) so that its dependent FMNMX chains are q/P long, not q (min is exact in any
+// order: the reference's numbers bit for bit).
 template <int Q>
 __device__ __forceinline__ void minmax_conv(const float* __restrict__ x, const float* __restrict__ y,
                                             float* __restrict__ out, int lt, bool write)
 {
     using L = Lane<Q>;
     constexpr int W = L::W, G = L::G;
+    constexpr int P = G * W >= 16 ? 1 : (G * W >= 8 ? 2 : (Q / W >= 4 ? 4 : Q / W));
+    float part[P][G][W];
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+            for (int c = 0; c < W; ++c) part[p][g][c] = nb::inf();
+#pragma unroll(Q / (P * W) <= 16 ? Q / (P * W) : 8)
+    for (int y1 = 0; y1 < Q; y1 += P * W) {
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+            const int y0 = y1 + p * W;
+            float xa[W];
+            load_vec<W>(x + y0, xa);
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+                float yb[W];
+                load_vec<W>(y + (L::x0(lt, g) ^ y0), yb);
+#pragma unroll
+                for (int j = 0; j < W; ++j)
+#pragma unroll
+                    for (int c = 0; c < W; ++c) part[p][g][c] = fminf(part[p][g][c], fmaxf(xa[j], yb[c ^ j]));
+            }
+        }
+    }
     float acc[G][W];
 #pragma unroll
     for (int g = 0; g < G; ++g)
 #pragma unroll
-        for (int c = 0; c < W; ++c) acc[g][c] = nb::inf();
-#pragma unroll(Q / W <= 16 ? Q / W : 8)
-    for (int y0 = 0; y0 < Q; y0 += W) {
-        float xa[W];
-        load_vec<W>(x + y0, xa);
+        for (int c = 0; c < W; ++c) {
+            acc[g][c] = part[0][g][c];
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-            float yb[W];
-            load_vec<W>(y + (L::x0(lt, g) ^ y0), yb);
-#pragma unroll
-            for (int j = 0; j < W; ++j)
-#pragma unroll
-                for (int c = 0; c < W; ++c) acc[g][c] = fminf(acc[g][c], fmaxf(xa[j], yb[c ^ j]));
+            for (int p = 1; p < P; ++p) acc[g][c] = fminf(acc[g][c], part[p][g][c]);
         }
-    }
     if (write) {
 #pragma unroll
         for (int g = 0; g < G; ++g) store_vec<W>(out + L::x0(lt, g), acc[g]);
