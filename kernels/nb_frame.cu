@@ -226,8 +226,9 @@ struct Frame {
 };
 
 // One frame's tasks, run by every warp of the frame's blocks (tables: the field tables in shared
-// memory); the frame's last warp writes the results, clears the control words and, with `ack`
-// (the resident kernel), acknowledges request `seq` by a system-scope release after the warp barrier.
+// memory); the frame's last warp writes the results, clears the control words and, with `bc`
+// (the resident kernel), marks request `seq` done and acknowledges it at `ack` by a system-scope
+// release after the warp barrier.
 template <int Q>
 __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in, int in_bits,
                              unsigned char* __restrict__ symbols, int* __restrict__ iterations,
@@ -236,7 +237,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
                              const int4* __restrict__ task_row, const int4* __restrict__ edge_meta,
                              const int* __restrict__ stage_edge, const int* __restrict__ nbr_ptr,
                              const int* __restrict__ nbr_row, int n, int M, int E, int dmax, int stage_max,
-                             int max_iter, int early_stop, unsigned* ack, unsigned seq)
+                             int max_iter, int early_stop, resident::Broadcast* bc, unsigned* ack, unsigned seq)
 {
     using L = Lane<Q>;
     constexpr int W = L::W, G = L::G;
@@ -461,9 +462,12 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
     }
     for (int j = lane; j < max_iter + 2; j += 32) f.cnt[j] = 0;
     for (int j = lane; j < M; j += 32) f.done[j] = 0;
-    if (ack != nullptr) {                        // results and cleared words, then the ack (cumulative)
+    if (bc != nullptr) {                         // results and cleared words, then the ack (cumulative)
         __syncwarp();
-        if (lane == 0) resident::st_release_sys(ack, seq);
+        if (lane == 0) {
+            resident::mark_done(bc, seq);
+            resident::st_release_sys(ack, seq);
+        }
     }
 }
 
@@ -517,8 +521,12 @@ __device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigne
         if (threadIdx.x == 0) {
             int frames = 0;
             unsigned long long llr = 0;
-            s_seq = blockIdx.x == 0 ? resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr)
-                                    : resident::follow(bc, id, last, frames, llr);
+            if (blockIdx.x == 0) {
+                resident::wait_done(bc, last);
+                s_seq = resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr);
+            } else {
+                s_seq = resident::follow(bc, id, last, frames, llr);
+            }
             s_llr = llr;
         }
         __syncthreads();
@@ -534,7 +542,7 @@ __device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigne
         }
         frame_decode<Q>(tab, in_dev, 1, symbols, iterations, valid, scratch, frame_bytes, sym_off, r_off, sym_stride,
                         ctas_per_frame, task_row, edge_meta, stage_edge, nbr_ptr, nbr_row, n, M, E, dmax, stage_max,
-                        max_iter, early_stop, ctrl + 2, seq);
+                        max_iter, early_stop, bc, ctrl + 2, seq);
         last = seq;
         __syncthreads();                         // s_seq is rewritten
     }
@@ -555,7 +563,7 @@ __device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigne
         __syncthreads();                         /* field tables; no block-wide barrier after this */      \
         frame_decode<Q>(tab, in, in_bits, symbols, iterations, valid, scratch, frame_bytes, sym_off, r_off, \
                         sym_stride, ctas_per_frame, task_row, edge_meta, stage_edge, nbr_ptr, nbr_row, n, M, \
-                        E, dmax, stage_max, max_iter, early_stop, nullptr, 0u);                            \
+                        E, dmax, stage_max, max_iter, early_stop, nullptr, nullptr, 0u);                   \
     }                                                                                                      \
     extern "C" __global__ void __launch_bounds__(kThreads) nb_frame_resident_q##Q(                        \
         unsigned* ctrl, resident::Broadcast* bc, unsigned id, unsigned long long idle_ns,                  \

@@ -31,6 +31,7 @@ __device__ unsigned next_request(unsigned* ctrl, Broadcast* bc, unsigned id, uns
                                  unsigned long long& llr)
 {
     if (blockIdx.x != 0) return resident::follow(bc, id, last, frames, llr);
+    resident::wait_done(bc, last);
     const unsigned seq = resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr);
     resident::broadcast(bc, id, seq, frames, llr);
     return seq;
@@ -76,12 +77,14 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
             __syncthreads();
             if (threadIdx.x == 0) {
                 if (frames == 1) {
+                    resident::mark_done(bc, seq);
                     resident::st_release_sys(ctrl + 2, seq);             // ack
                 } else {
                     __threadfence_system();
                     if (atomicAdd(&bc->count, 1u) == (unsigned)frames - 1) {
                         bc->count = 0;
                         __threadfence_system();      // the other blocks' counts (and results), then the ack
+                        resident::mark_done(bc, seq);
                         resident::st_release_sys(ctrl + 2, seq);
                     }
                 }

@@ -9,7 +9,10 @@
 // Block 0 polls the host (acquire, system scope) and hands each request to the other blocks
 // through `Broadcast` in device memory (its seq word carries the launch's id in the high half, so
 // a word left by an earlier launch is never taken for a request).  The kernel leaves after
-// `idle_ns` without a request or `life_ns` after its launch (poll_host returns kLeave).
+// `idle_ns` without a request or `life_ns` after its launch (poll_host returns kLeave), but never
+// while a request is in flight: block 0 first waits for the acknowledgement of the last one
+// (wait_done), so that blocks not yet resident when the request came (the GPU shared with other
+// kernels) still find it, not kLeave, when they start.
 #pragma once
 
 namespace resident {
@@ -22,6 +25,7 @@ struct Broadcast {
     int frames;
     unsigned count;            // blocks done with the current request
     unsigned last;             // last request done (read by the next launch)
+    unsigned done;             // last request acknowledged (written by the acknowledging thread)
 };
 
 __device__ __forceinline__ unsigned long long now_ns()
@@ -72,6 +76,24 @@ __device__ inline unsigned poll_host(const unsigned* ctrl, unsigned last, unsign
         }
         const unsigned long long t = now_ns();
         if (t - t0 > idle_ns || t - born > life_ns) return kLeave;
+        __nanosleep(100);
+    }
+}
+
+// The acknowledging thread: request `seq` is done (before its system-scope acknowledgement).
+__device__ __forceinline__ void mark_done(Broadcast* bc, unsigned seq)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(&bc->done), "r"(seq) : "memory");
+}
+
+// Thread 0 of block 0, before it polls for the next request: wait until request `last` has been
+// acknowledged (every block that serves it has run, however late it became resident).
+__device__ inline void wait_done(const Broadcast* bc, unsigned last)
+{
+    for (;;) {
+        unsigned v;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(&bc->done) : "memory");
+        if (v == last) return;
         __nanosleep(100);
     }
 }

@@ -132,6 +132,40 @@ def test_resident_kernel_does_not_block_the_process(cuda, frames):
         dec.close()
 
 
+def test_resident_kernels_on_a_gpu_busy_with_other_work(cuda, frames):
+    """While long throughput launches of other decoders hold the multiprocessors, blocks of a
+    resident kernel may become resident late (milliseconds after the request): block 0 must not
+    leave (idle) while a request is in flight, or those blocks would find "leave" instead of
+    the request.  Six-frame binary requests (six blocks) and lone GF(32) frames (117 blocks) are
+    decoded during such launches, each equal to the launched kernels' results."""
+    from gpuldpc.cuda.nb_decoder import NbCudaDecoder
+
+    code = gl.codes.get(CODE)
+    _, llr = frames(code, 2.0, 6, seed=13)
+    fast, plain = _pair(cuda)
+    want = plain.decode(llr)
+    nb = gl.codes.get("gf32-620-310")
+    rng = np.random.default_rng(5)
+    words = nb.encode(rng.integers(0, nb.q, (4, nb.k), dtype=np.uint8))
+    bits = gl.channel.awgn_llr(gl.gf.GF(nb.q).to_bits(words).reshape(4, -1), gl.channel.sigma_from_ebn0(3.0, nb.rate),
+                               rng)
+    one = NbCudaDecoder(nb, "minmax", "flooding", 10, False, devices=[0], preset="latency")
+    launched = NbCudaDecoder(nb, "minmax", "flooding", 10, False, devices=[0], preset="latency", resident=False)
+    nb_want = [launched.decode(bits[i:i + 1]) for i in range(4)]
+    busy = NbCudaDecoder(gl.codes.get("gf32-744-653"), "mmma", "layered", 10, False, devices=[0])
+    big = gl.codes.get("gf32-744-653")
+    heavy = rng.normal(2.0, 1.5, (4 * busy.chunk_frames, big.n * big.bits_per_symbol)).astype(np.float32)
+    for _ in range(3):
+        ticket = busy.submit(heavy)                # several launches of whole waves on the GPU
+        _same(fast.decode(llr), want)
+        for i in range(4):
+            _same(one.decode(bits[i:i + 1]), nb_want[i])
+        busy.result(ticket)
+    assert _kernel(fast).seq == 3 and one._small.resident.seq == 12
+    for dec in (fast, plain, one, launched, busy):
+        dec.close()
+
+
 def test_resident_only_where_it_applies(cuda):
     code = gl.codes.get(CODE)
     for kw in (dict(preset="throughput"), dict(preset="latency", schedule="flooding"),
