@@ -133,11 +133,12 @@ def test_resident_kernel_does_not_block_the_process(cuda, frames):
 
 
 def test_resident_kernels_on_a_gpu_busy_with_other_work(cuda, frames):
-    """While long throughput launches of other decoders hold the multiprocessors, blocks of a
-    resident kernel may become resident late (milliseconds after the request): block 0 must not
-    leave (idle) while a request is in flight, or those blocks would find "leave" instead of
-    the request.  Six-frame binary requests (six blocks) and lone GF(32) frames (117 blocks) are
-    decoded during such launches, each equal to the launched kernels' results."""
+    """While throughput launches of another decoder hold the multiprocessors, blocks of a
+    resident kernel may become resident late: block 0 must not leave (idle) while a request is
+    in flight, or those blocks would find "leave" instead of the request (resident.cuh,
+    wait_done).  Six-frame binary requests (six blocks) and lone GF(32) frames (117 blocks)
+    decoded during such launches equal the launched kernels' results.  (A guard: on an H100 this
+    load did not make the kernels before wait_done fail either.)"""
     from gpuldpc.cuda.nb_decoder import NbCudaDecoder
 
     code = gl.codes.get(CODE)
