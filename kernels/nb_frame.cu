@@ -60,6 +60,21 @@
 #include "nb_common.cuh"
 #include "resident.cuh"
 
+// GPULDPC_NB_TRACE (bench/nb_frame_trace.py builds a copy with it): lane 0 stamps %globaltimer at
+// five points of each of a frame's first 8192 tasks (ticket taken, channel loads done, inputs
+// ready, neighbours' R staged, flag published) into g_trace[5 * ticket + point].
+#ifdef GPULDPC_NB_TRACE
+__device__ unsigned long long g_trace[5 * 8192];
+#define NB_STAMP(t, point)                                                                        \
+    do {                                                                                          \
+        if ((threadIdx.x & 31) == 0 && (t) < 8192) g_trace[5 * (t) + (point)] = resident::now_ns(); \
+    } while (0)
+#else
+#define NB_STAMP(t, point) \
+    do {                   \
+    } while (0)
+#endif
+
 namespace {
 
 constexpr int kWarps = 4;
@@ -282,6 +297,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
         }
         int next = 0;
         if (lane == 0) next = atomicAdd(f.ticket, 1);           // in flight during the task
+        NB_STAMP(t, 0);
         const int4 row = task_row[k];                           // (first edge, degree, stage begin, count)
         const int rb = row.x, d = row.y;
         const bool eval = it >= 2 && (early_stop || it - 1 == max_iter);
@@ -306,18 +322,21 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
             }
         }
         if (__any_sync(kFull, bad) && lane == 0) atomicOr(f.cnt, 1u);
+        NB_STAMP(t, 1);
         if (it >= 2) {
             if (!wait_rows(f.done, nbr_row, nbr_ptr[k], nbr_ptr[k + 1], it - 1, early_stop ? f.stopv : nullptr,
                            it, max_iter, stop_seen)) {
                 if (lane == 0) atomicMax(f.done + k, it);         // past the stop: skipped
                 break;
             }
+            NB_STAMP(t, 2);
             constexpr int chunks = Q / 4;                        // 16-byte pieces per message
             for (int j = lane; j < row.w * chunks; j += 32) {
                 const int p = j / chunks, c = j - p * chunks;
                 cp_async16(stage + (size_t)p * Q + 4 * c, r_old + (size_t)stage_edge[row.z + p] * Q + 4 * c);
             }
             cp_async_wait_all();
+            NB_STAMP(t, 3);
         }
         __syncwarp();
         // T, decisions and Q of each edge (half h: edges h, h+2, ...; both halves run every round,
@@ -420,6 +439,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
             store_r<Q>(tab, half == 0 ? B(1) : F(d - 2), meta[ie].y, r_new + (size_t)(rb + ie) * Q, lt);
             __syncwarp();                        // every lane's R stores, then the flag (cumulative release)
             if (lane == 0) asm volatile("red.release.gpu.global.max.s32 [%0], %1;" ::"l"(f.done + k), "r"(it) : "memory");
+            NB_STAMP(t, 4);
         }
         if (lane == 0 && eval && early_stop && (counted & 0xffffu) == (unsigned)(M - 1) &&
             ((counted + mine) >> 16) == 0) {
