@@ -538,20 +538,16 @@ __device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigne
     const unsigned long long born = resident::now_ns();
     unsigned last = *reinterpret_cast<volatile unsigned*>(&bc->last);
     for (;;) {
-        {                                        // the next request after `last`, or kLeave
+        if (threadIdx.x == 0) {
             int frames = 0;
             unsigned long long llr = 0;
-            unsigned seq = 0;
             if (blockIdx.x == 0) {
-                if (threadIdx.x == 0) resident::wait_done(bc, last);
-                seq = resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr);
-            } else if (threadIdx.x == 0) {
-                seq = resident::follow(bc, id, last, frames, llr);
+                resident::wait_done(bc, last);
+                s_seq = resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr);
+            } else {
+                s_seq = resident::follow(bc, id, last, frames, llr);
             }
-            if (threadIdx.x == 0) {
-                s_seq = seq;
-                s_llr = llr;
-            }
+            s_llr = llr;
         }
         __syncthreads();
         const unsigned seq = s_seq;

@@ -25,6 +25,18 @@ namespace {
 using resident::Broadcast;
 using resident::kLeave;
 
+// Thread 0 of each block: the next request (seq, frames, llr) after `last`, or kLeave.
+__device__ unsigned next_request(unsigned* ctrl, Broadcast* bc, unsigned id, unsigned last, unsigned long long born,
+                                 unsigned long long idle_ns, unsigned long long life_ns, int& frames,
+                                 unsigned long long& llr)
+{
+    if (blockIdx.x != 0) return resident::follow(bc, id, last, frames, llr);
+    resident::wait_done(bc, last);
+    const unsigned seq = resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr);
+    resident::broadcast(bc, id, seq, frames, llr);
+    return seq;
+}
+
 template <class M, typename In>
 __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsigned long long idle_ns,
                                 unsigned long long life_ns, float scale, unsigned char* bits, int packed,
@@ -42,22 +54,12 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
                                          z, mb, nblocks, (int)gridDim.x, 1, max_iter, early_stop, rule, alpha, beta,
                                          nullptr);
     for (;;) {
-        {                                        // the next request (seq, frames, llr) after `last`, or kLeave
+        if (threadIdx.x == 0) {
             int frames = 0;
             unsigned long long llr = 0;
-            unsigned seq = 0;
-            if (blockIdx.x == 0) {
-                if (threadIdx.x == 0) resident::wait_done(bc, last);
-                seq = resident::poll_host(ctrl, last, born, idle_ns, life_ns, frames, llr);
-                if (threadIdx.x == 0) resident::broadcast(bc, id, seq, frames, llr);
-            } else if (threadIdx.x == 0) {
-                seq = resident::follow(bc, id, last, frames, llr);
-            }
-            if (threadIdx.x == 0) {
-                s_seq = seq;
-                s_frames = frames;
-                s_llr = llr;
-            }
+            s_seq = next_request(ctrl, bc, id, last, born, idle_ns, life_ns, frames, llr);
+            s_frames = frames;
+            s_llr = llr;
         }
         __syncthreads();
         const unsigned seq = s_seq;

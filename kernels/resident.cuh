@@ -6,9 +6,9 @@
 // trip a request): seq << 48 | LLR address (8-byte aligned, below 2^48) | frames - 1 (frames
 // 1..8), seq a 16-bit request number 1..65535; [2] ack, the last request done; [3] alive, set by
 // the host before a launch and cleared by the kernel when it leaves.
-// Block 0 polls the host (acquire, system scope; up to kPollers warps, staggered) and hands each
-// request to the other blocks through `Broadcast` in device memory (its seq word carries the
-// launch's id in the high half, so a word left by an earlier launch is never taken for a request).  The kernel leaves after
+// Block 0 polls the host (acquire, system scope) and hands each request to the other blocks
+// through `Broadcast` in device memory (its seq word carries the launch's id in the high half, so
+// a word left by an earlier launch is never taken for a request).  The kernel leaves after
 // `idle_ns` without a request or `life_ns` after its launch (poll_host returns kLeave), but never
 // while a request is in flight: block 0 first waits for the acknowledgement of the last one
 // (wait_done), so that blocks not yet resident when the request came (the GPU shared with other
@@ -59,47 +59,25 @@ __device__ __forceinline__ void st_release_gpu(unsigned long long* p, unsigned l
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-constexpr int kPollers = 4;                // warps of block 0 polling the host, started apart
-constexpr unsigned kPollStaggerNs = 250;   // about a quarter of a PCIe read's round trip
-
-// Every thread of block 0: the next request after `last` from the host (seq, frames, llr), or
-// kLeave once `idle_ns` passed without one or `life_ns` since the launch (born).  Lane 0 of up to
-// kPollers warps polls, each started kPollStaggerNs after the one before, so that a request is
-// seen about a quarter of a round trip after it lands instead of half of one on average; the
-// first to see it (or to time out) wins.  Ends with a block barrier.
+// Thread 0 of block 0: the next request after `last` from the host (seq, frames, llr), or kLeave
+// once `idle_ns` passed without one (since t0) or `life_ns` since the launch (born).
 __device__ inline unsigned poll_host(const unsigned* ctrl, unsigned last, unsigned long long born,
                                      unsigned long long idle_ns, unsigned long long life_ns, int& frames,
                                      unsigned long long& llr)
 {
-    __shared__ int s_state;                      // 0 polling, 1 request seen, 2 leave
-    __shared__ unsigned long long s_word;
-    if (threadIdx.x == 0) s_state = 0;
-    __syncthreads();
-    const int warp = threadIdx.x >> 5;
-    if ((threadIdx.x & 31) == 0 && warp < kPollers) {
-        const unsigned long long t0 = now_ns();
-        __nanosleep(warp * kPollStaggerNs);
-        for (;;) {
-            if (*reinterpret_cast<volatile int*>(&s_state)) break;
-            const unsigned long long w = ld_acquire_sys64(reinterpret_cast<const unsigned long long*>(ctrl));
-            if ((unsigned)(w >> 48) != last) {   // the whole request in one read: one PCIe round trip
-                if (atomicCAS(&s_state, 0, 1) == 0) s_word = w;
-                break;
-            }
-            const unsigned long long t = now_ns();
-            if (t - t0 > idle_ns || t - born > life_ns) {
-                atomicCAS(&s_state, 0, 2);
-                break;
-            }
-            __nanosleep(100);
+    const unsigned long long t0 = now_ns();
+    for (;;) {
+        const unsigned long long w = ld_acquire_sys64(reinterpret_cast<const unsigned long long*>(ctrl));
+        const unsigned r = (unsigned)(w >> 48);
+        if (r != last) {                         // the whole request in one read: one PCIe round trip
+            frames = (int)(w & 7) + 1;
+            llr = w & 0x0000fffffffffff8ull;
+            return r;
         }
+        const unsigned long long t = now_ns();
+        if (t - t0 > idle_ns || t - born > life_ns) return kLeave;
+        __nanosleep(100);
     }
-    __syncthreads();
-    if (s_state == 2) return kLeave;
-    const unsigned long long w = s_word;
-    frames = (int)(w & 7) + 1;
-    llr = w & 0x0000fffffffffff8ull;
-    return (unsigned)(w >> 48);
 }
 
 // The acknowledging thread: request `seq` is done (before its system-scope acknowledgement).
