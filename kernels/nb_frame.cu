@@ -242,8 +242,8 @@ struct Frame {
 
 // One frame's tasks, run by every warp of the frame's blocks (tables: the field tables in shared
 // memory); the frame's last warp writes the results, clears the control words and, with `bc`
-// (the resident kernel), marks request `seq` done and acknowledges it at `ack` by a system-scope
-// release after the warp barrier.
+// (the resident kernel), acknowledges request `seq` after the warp barrier (resident::acknowledge,
+// with the request block `ctrl`).
 template <int Q>
 __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in, int in_bits,
                              unsigned char* __restrict__ symbols, int* __restrict__ iterations,
@@ -252,7 +252,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
                              const int4* __restrict__ task_row, const int4* __restrict__ edge_meta,
                              const int* __restrict__ stage_edge, const int* __restrict__ nbr_ptr,
                              const int* __restrict__ nbr_row, int n, int M, int E, int dmax, int stage_max,
-                             int max_iter, int early_stop, resident::Broadcast* bc, unsigned* ack, unsigned seq)
+                             int max_iter, int early_stop, resident::Broadcast* bc, unsigned* ctrl, unsigned seq)
 {
     using L = Lane<Q>;
     constexpr int W = L::W, G = L::G;
@@ -484,10 +484,7 @@ __device__ void frame_decode(const nb::Tables& tab, const float* __restrict__ in
     for (int j = lane; j < M; j += 32) f.done[j] = 0;
     if (bc != nullptr) {                         // results and cleared words, then the ack (cumulative)
         __syncwarp();
-        if (lane == 0) {
-            resident::mark_done(bc, seq);
-            resident::st_release_sys(ack, seq);
-        }
+        if (lane == 0) resident::acknowledge(ctrl, bc, seq);
     }
 }
 
@@ -562,7 +559,7 @@ __device__ void resident_frames(unsigned* ctrl, resident::Broadcast* bc, unsigne
         }
         frame_decode<Q>(tab, in_dev, 1, symbols, iterations, valid, scratch, frame_bytes, sym_off, r_off, sym_stride,
                         ctas_per_frame, task_row, edge_meta, stage_edge, nbr_ptr, nbr_row, n, M, E, dmax, stage_max,
-                        max_iter, early_stop, bc, ctrl + 2, seq);
+                        max_iter, early_stop, bc, ctrl, seq);
         last = seq;
         __syncthreads();                         // s_seq is rewritten
     }

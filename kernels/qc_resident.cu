@@ -77,15 +77,13 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
             __syncthreads();
             if (threadIdx.x == 0) {
                 if (frames == 1) {
-                    resident::mark_done(bc, seq);
-                    resident::st_release_sys(ctrl + 2, seq);             // ack
+                    resident::acknowledge(ctrl, bc, seq);
                 } else {
                     __threadfence_system();
                     if (atomicAdd(&bc->count, 1u) == (unsigned)frames - 1) {
                         bc->count = 0;
                         __threadfence_system();      // the other blocks' counts (and results), then the ack
-                        resident::mark_done(bc, seq);
-                        resident::st_release_sys(ctrl + 2, seq);
+                        resident::acknowledge(ctrl, bc, seq);
                     }
                 }
             }

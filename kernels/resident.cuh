@@ -80,10 +80,13 @@ __device__ inline unsigned poll_host(const unsigned* ctrl, unsigned last, unsign
     }
 }
 
-// The acknowledging thread: request `seq` is done (before its system-scope acknowledgement).
-__device__ __forceinline__ void mark_done(Broadcast* bc, unsigned seq)
+// The acknowledging thread, once every result of request `seq` is ordered before it (a barrier,
+// or a fence after the other blocks' counts): mark it done for block 0 (wait_done), then
+// acknowledge it to the host (a system-scope release, cumulative over those results).
+__device__ __forceinline__ void acknowledge(unsigned* ctrl, Broadcast* bc, unsigned seq)
 {
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(&bc->done), "r"(seq) : "memory");
+    st_release_sys(ctrl + 2, seq);
 }
 
 // Thread 0 of block 0, before it polls for the next request: wait until request `last` has been
