@@ -17,7 +17,10 @@
 //             the latency preset's where the code's layers pair up (WiMAX rate 1/2);
 //             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats);
 //             hs<LAYERS_MAX>x<DC_MAX>  the ms kernels in binary16, two frames a thread (HalfMinSum:
-//             fpb even, fpb / 2 * z threads a block).
+//             fpb even, fpb / 2 * z threads a block);
+//             mm<DC_MAX>, hm<DC_MAX>  the ms / hs kernels with the rows' state in device memory, any
+//             number of layers >= 2 (msg_store: ms 3, hs 5 words a row and layer of each frame /
+//             frame pair; blocks of up to 384 threads).
 //   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
 // soft: 0, or float32 [frames][n] that receives each frame's posteriors at its stop (soft output,
 // python/gpuldpc/soft.py; the throughput preset's ms*, hs* and stored kernels: the host refuses it
@@ -55,6 +58,10 @@ using Ms16x16 = RegisterMinSum<16, 16, 1>;
 using Ms8x24 = RegisterMinSum<8, 24, 1>;
 using Ms16x24 = RegisterMinSum<16, 24, 1>;
 using Ms24x10 = RegisterMinSum<24, 10, 1, 384>;
+// Graphs with more layers than registers hold (5G NR BG1 below rate 2/3: up to 46 layers, BG2 below
+// 1/3: up to 42; rows of up to 24 blocks): the rows' state in device memory (RowState<0, ...>).
+using Mm24 = RegisterMinSum<0, 24, 2, 384>;
+using Hm24 = HalfMinSum<0, 24, 2, 384>;
 using Ep12x8x1 = EdgeParallelMinSum<12, 8, 1, 768, 1>;
 using Ep12x2x4 = EdgeParallelMinSum<12, 2, 4, 192, 1>;
 using Ep12x1x8 = SharedRowMinSum<12, 8, 96>;
@@ -75,6 +82,8 @@ GPULDPC_SCHEDULES(qc_ms16x16, Ms16x16)
 GPULDPC_SCHEDULES(qc_ms8x24, Ms8x24)
 GPULDPC_SCHEDULES(qc_ms16x24, Ms16x24)
 GPULDPC_SCHEDULES(qc_ms24x10, Ms24x10)
+GPULDPC_SCHEDULES(qc_mm24, Mm24)
+GPULDPC_SCHEDULES(qc_hm24, Hm24)
 GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
 GPULDPC_SCHEDULES(qc_ep12x2x4, Ep12x2x4)
 GPULDPC_SCHEDULES(qc_ep12x1x8, Ep12x1x8)

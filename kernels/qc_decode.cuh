@@ -314,28 +314,104 @@ __device__ __forceinline__ bool past_row(int e, int dc)
     return DC_MAX > 8 && e >= 4 && (e & 3) == 0 && e >= dc;
 }
 
+// The check rows' state of the min-sum variants RegisterMinSum and HalfMinSum, WORDS 32-bit words
+// a row and layer, read when a row step starts (begin, get) and replaced when it ends (put, end):
+// FIXED words, then WORDS - FIXED words of per-edge bits, one for each 8 edges the row step visits
+// (past_row: the row's blocks rounded up to 4, at least 4; HalfMinSum's select and sign bits).
+//   LAYERS > 0: in registers, the layer index a compile-time constant (the unrolled layer loop);
+//   LAYERS == 0: in device memory, for graphs with more layers than registers hold (5G NR BG1
+//     below rate 2/3: up to 46 layers, BG2 below 1/3: up to 42).  Word k of layer l of the row r
+//     of a frame (binary16: a frame pair) `slot` lies at msg_store[(slot * WORDS + k) * mb * z +
+//     l * z + r]: coalesced over a block's rows.  A row is visited in layer order 0, 1, ..,
+//     mb - 1, 0, .. and by its own thread only, so no barrier orders these accesses, and the
+//     words of the next layer are loaded as a row step begins: their latency hides behind the
+//     step's work and the layer barrier instead of stalling the next step (mb >= 2: the next
+//     layer is another; gpuldpc.cuda.decoder.kernel_name).  Only the bit words a layer's rows
+//     use are loaded and stored (BG1 rate 1/3 in binary16: 149 of 230 words a row, an
+//     iteration), the others are neither read nor written.
+template <int LAYERS, int WORDS, int FIXED = WORDS>
+struct RowState {
+    unsigned w[LAYERS][WORDS];
+
+    __device__ __forceinline__ void reset(float*, long long, const int*, int, int, int)
+    {
+#pragma unroll
+        for (int l = 0; l < LAYERS; ++l)
+#pragma unroll
+            for (int k = 0; k < WORDS; ++k) w[l][k] = 0u;
+    }
+    __device__ __forceinline__ void begin(int) {}
+    __device__ __forceinline__ unsigned get(int l, int k) const { return w[l][k]; }
+    __device__ __forceinline__ void put(int l, int k, unsigned v) { w[l][k] = v; }
+    __device__ __forceinline__ void end() {}
+};
+
+template <int WORDS, int FIXED>
+struct RowState<0, WORDS, FIXED> {
+    unsigned* own;       // word 0 of layer 0 of this thread's row
+    const int* starts;   // the layers' first blocks (shared memory)
+    int plane, z, layers;
+    int used, next_used;  // words the current / next layer's rows use
+    unsigned cur[WORDS], next[WORDS];
+
+    __device__ __forceinline__ int words(int l) const
+    {
+        if constexpr (FIXED == WORDS) return WORDS;
+        const int visited = max(4, (starts[l + 1] - starts[l] + 3) & ~3);
+        return min(WORDS, FIXED + ((visited + 7) >> 3));
+    }
+    __device__ void reset(float* store, long long slot, const int* layer_start, int mb, int z_, int r)
+    {
+        z = z_;
+        layers = mb;
+        plane = mb * z;
+        starts = layer_start;
+        own = reinterpret_cast<unsigned*>(store) + slot * WORDS * plane + r;
+        for (int l = 0; l < mb; ++l)
+#pragma unroll
+            for (int k = 0; k < WORDS; ++k) own[k * plane + l * z] = 0u;
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k) cur[k] = 0u;
+        used = words(0);
+    }
+    __device__ __forceinline__ void begin(int l)
+    {
+        const int n = l + 1 < layers ? l + 1 : 0;
+        next_used = words(n);
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k)
+            if (k < next_used) next[k] = own[k * plane + n * z];
+    }
+    __device__ __forceinline__ unsigned get(int, int k) const { return cur[k]; }
+    __device__ __forceinline__ void put(int l, int k, unsigned v)
+    {
+        if (k < used) own[k * plane + l * z] = v;
+    }
+    __device__ __forceinline__ void end()
+    {
+#pragma unroll
+        for (int k = 0; k < WORDS; ++k) cur[k] = next[k];
+        used = next_used;
+    }
+};
+
 template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads>
 struct RegisterMinSum {
-    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLayers = LAYERS_MAX;     // 0: the state in device memory, any number
     static constexpr int kLanes = 1;               // threads per check row
     static constexpr int kMaxThreads = MAX_THREADS;
     static constexpr int kMinBlocks = MIN_BLOCKS;  // __launch_bounds__: registers <= 64K / (MAX_THREADS * this)
     static constexpr bool kSharedState = false;
-    float mag1[LAYERS_MAX];     // f(min1) of the row's last update
-    float mag2[LAYERS_MAX];     // f(min2)
-    unsigned bits[LAYERS_MAX];  // R sign bits | idx << 27
+    // per layer: f(min1) of the row's last update, f(min2) (float bits), R sign bits | idx << 27
+    RowState<LAYERS_MAX, 3> state;
     int rule;
     float alpha, beta;
     int pad;  // byte offset from the row's entry to the +inf pad slot (layered rows)
 
-    __device__ void init(float*, long long, const int2*, const int*, int, int, int, int, int)
+    __device__ void init(float* store, long long slot, const int2*, const int* layer_start, int mb, int, int r,
+                         int z4, int)
     {
-#pragma unroll
-        for (int l = 0; l < LAYERS_MAX; ++l) {
-            mag1[l] = 0.0f;
-            mag2[l] = 0.0f;
-            bits[l] = 0u;
-        }
+        state.reset(store, slot, layer_start, mb, z4 >> 2, r);
     }
 
     // One check row: r of layer l; post = posteriors read (layered: updated in place),
@@ -344,9 +420,10 @@ struct RegisterMinSum {
     __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int, int dc,
                                         int r, int z4)
     {
-        const unsigned old = bits[l];
+        state.begin(l);
+        const unsigned old = state.get(l, 2);
         const int old_idx = (int)(old >> kIdxShift);
-        const float o1 = mag1[l], o2 = mag2[l];
+        const float o1 = __uint_as_float(state.get(l, 0)), o2 = __uint_as_float(state.get(l, 1));
         float q[DC_MAX];
         int col[DC_MAX];
         // two-min (Algorithm 1, lines 9-13) as two independent chains (even and odd edges,
@@ -394,9 +471,10 @@ struct RegisterMinSum {
                 else at(post, col[e]) = q[e] + r_new;
             }
         }
-        mag1[l] = n1;
-        mag2[l] = n2;
-        bits[l] = (rsign & kSignMask) | ((unsigned)idx << kIdxShift);
+        state.put(l, 0, __float_as_uint(n1));
+        state.put(l, 1, __float_as_uint(n2));
+        state.put(l, 2, (rsign & kSignMask) | ((unsigned)idx << kIdxShift));
+        state.end();
     }
 };
 
@@ -427,33 +505,28 @@ struct RegisterMinSum {
 // posterior is +-inf within the range the host admits.
 template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads>
 struct HalfMinSum {
-    static constexpr int kLayers = LAYERS_MAX;
+    static constexpr int kLayers = LAYERS_MAX;     // 0: the state in device memory, any number
     static constexpr int kLanes = 1;
     static constexpr int kMaxThreads = MAX_THREADS;
     static constexpr int kMinBlocks = MIN_BLOCKS;
     static constexpr bool kSharedState = false;
     static constexpr int kRowBlocks = DC_MAX;        // block table entries a layer (padded)
     static constexpr int kWords = (DC_MAX + 7) / 8;  // bit words per row
-    unsigned mag1[LAYERS_MAX];          // half2 bits, sign = the row's Q sign product P
-    unsigned mag2[LAYERS_MAX];          // half2 bits, sign = not P
-    unsigned bits[LAYERS_MAX][kWords];  // select and Q sign bits per edge (see above)
+    // per layer: mag1 (half2 bits, sign = the row's Q sign product P), mag2 (sign = not P), then
+    // kWords words of select and Q sign bits per edge (see above)
+    RowState<LAYERS_MAX, 2 + kWords, 2> state;
     int rule;
     float alpha, beta;
     int pad;                            // unused: rows are padded through the block table
     __half2 scale_offset;               // f(m) = max(scale * m - offset, 0), both rounded to half
 
-    __device__ void init(float*, long long, const int2*, const int*, int, int, int, int, int)
+    __device__ void init(float* store, long long slot, const int2*, const int* layer_start, int mb, int, int r,
+                         int z4, int)
     {
         // NMS: (alpha, 0), OMS: (1, beta); max(alpha * m - 0, 0) = alpha * m and
         // max(1 * m - beta, 0) = max(m - beta, 0), each with the one rounding of an FMA
         scale_offset = rule == kOms ? __floats2half2_rn(1.0f, beta) : __floats2half2_rn(alpha, 0.0f);
-#pragma unroll
-        for (int l = 0; l < LAYERS_MAX; ++l) {
-            mag1[l] = 0u;
-            mag2[l] = 0u;
-#pragma unroll
-            for (int w = 0; w < kWords; ++w) bits[l][w] = 0u;
-        }
+        state.reset(store, slot, layer_start, mb, z4 >> 2, r);
     }
 
     // One check row: r of layer l, edges = the layer's DC_MAX (padded) block table entries, dc of
@@ -461,7 +534,8 @@ struct HalfMinSum {
     template <bool FLOOD>
     __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int dc, int r, int z4)
     {
-        const unsigned o1 = mag1[l], o2 = mag2[l];
+        state.begin(l);
+        const unsigned o1 = state.get(l, 0), o2 = state.get(l, 1);
         unsigned q[DC_MAX], fresh[kWords];
         int col[DC_MAX];
         __half2 c1[2], c2[2];  // two min chains (even, odd edges) as RegisterMinSum, from edges 0, 1
@@ -473,7 +547,7 @@ struct HalfMinSum {
             if (past_row<DC_MAX>(e, dc)) break;
             col[e] = qc_offset(edges[e], r, z4);
             const int s = e & 7;
-            const unsigned v = bits[l][e >> 3] << s;
+            const unsigned v = state.get(l, 2 + (e >> 3)) << s;
             const unsigned r_old = select_halves(o1, o2, with_signs_of(byte_top_masks(v), v));
             q[e] = as_bits(__hsub2_rn(as_half2(word(post, col[e])), as_half2(r_old)));
             const __half2 a = __habs2(as_half2(q[e]));
@@ -501,10 +575,11 @@ struct HalfMinSum {
             if (FLOOD) word(acc, col[e]) = as_bits(__hadd2_rn(as_half2(word(acc, col[e])), r_new));
             else word(post, col[e]) = as_bits(__hadd2_rn(as_half2(q[e]), r_new));
         }
-        mag1[l] = n1;
-        mag2[l] = n2;
+        state.put(l, 0, n1);
+        state.put(l, 1, n2);
 #pragma unroll
-        for (int w = 0; w < kWords; ++w) bits[l][w] = fresh[w];
+        for (int w = 0; w < kWords; ++w) state.put(l, 2 + w, fresh[w]);
+        state.end();
     }
 };
 
@@ -1236,7 +1311,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             for (int i = tid; i < nf * n; i += blockDim.x) first[i] = llr_value(src[i], scale, iters + i / n);
         if (FLOOD) __syncthreads();  // the copy below reads other threads' LLRs
     } else if (lane || M::kLanes > 1) {
-        msgs.init(msg_store, frame0 + f, edges, layer_start, mb, nblocks, r, z4, part);
+        msgs.init(msg_store, frame0 / kPack + f, edges, layer_start, mb, nblocks, r, z4, part);
     }
     const int used = (nf + kPack - 1) / kPack * stride;  // words of posteriors in use
     if (FLOOD)

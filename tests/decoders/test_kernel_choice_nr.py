@@ -41,12 +41,37 @@ def test_pruned_nr_shapes_get_a_register_kernel(block, shape, layers, row, ms, h
         assert kernel_name(lay, "spa", sched, dtype, preset) == f"qc_stored_{sched}_{suffix}"
 
 
-def test_unpruned_nr_mother_graphs_keep_the_stored_kernel():
-    for k, e in ((8448, 25344), (3840, 19200)):   # BG1 rate 1/3 (46 layers), BG2 rate 1/5 (42)
-        lay = qc_layout(gl.codes.nr(k, e).decoded)
-        assert kernel_name(lay, "nms", "layered", "float32") == "qc_stored_layered_f32"
-        with pytest.raises(NotQuasiCyclic, match="use precision='float32'"):
-            kernel_name(lay, "nms", "layered", "float32", precision="float16")
+def test_graphs_of_many_layers_take_the_kernels_with_the_row_state_in_memory():
+    """BG1 below rate 2/3 and BG2 below rate 1/3 have more layers than a register variant holds:
+    min-sum goes to ``mm24`` (float32) / ``hm24`` (binary16), whose rows' state lies in device
+    memory (3 / 5 words a row and layer of a frame / frame pair: ``message_words``); sum-product
+    keeps ``stored`` (a word an edge); z > 384 has neither (their 384-thread bound)."""
+    for k, e, bg, layers in ((8448, 25344, 1, 46), (8448, 16896, 1, 24), (3840, 19200, 2, 42), (1000, 3000, 1, 44),
+                             (1000, 5000, 2, 41)):
+        lay = qc_layout(gl.codes.nr(k, e, bg=bg).decoded)
+        assert lay.layers == layers
+        for sched, dtype, suffix in (("layered", "float32", "f32"), ("flooding", "int8", "i8")):
+            assert kernel_name(lay, "nms", sched, dtype) == f"qc_mm24_{sched}_{suffix}"
+            assert kernel_name(lay, "oms", sched, dtype, "latency") == f"qc_mm24_{sched}_{suffix}"
+            assert kernel_name(lay, "nms", sched, dtype, precision="float16") == f"qc_hm24_{sched}_{suffix}"
+            assert kernel_name(lay, "spa", sched, dtype) == f"qc_stored_{sched}_{suffix}"
+        assert cuda_decoder.message_words("qc_mm24_layered_f32", lay) == 3 * layers * lay.z
+        assert cuda_decoder.message_words("qc_hm24_layered_i8", lay) == 5 * layers * lay.z
+        assert cuda_decoder.message_words("qc_stored_layered_f32", lay) == lay.nblocks * lay.z
+        assert cuda_decoder.message_words("qc_ms16x24_layered_f32", lay) == 0
+    assert cuda_decoder.kernel_pairs("qc_hm24_layered_i8") == (2, 24)
+    assert cuda_decoder.kernel_pairs("qc_hs16x24_layered_i8") == (2, 24)
+    assert cuda_decoder.kernel_pairs("qc_mm24_layered_i8") == (1, 0)
+
+    def layout(layers, row, z):
+        return QcLayout(n=70 * z, z=z, layers=layers, edges=np.zeros((layers * row, 2), np.int32),
+                        layer_start=np.arange(0, layers * row + 1, row, dtype=np.int32), max_row_blocks=row)
+    assert kernel_name(layout(46, 19, 416), "nms", "layered", "float32") == "qc_stored_layered_f32"
+    with pytest.raises(NotQuasiCyclic, match="z = 416"):
+        kernel_name(layout(46, 19, 416), "nms", "layered", "float32", precision="float16")
+    assert kernel_name(layout(30, 25, 96), "nms", "layered", "float32") == "qc_stored_layered_f32"
+    with pytest.raises(NotQuasiCyclic, match="rows of up to 25 blocks"):
+        kernel_name(layout(30, 25, 96), "nms", "layered", "float32", precision="float16")
 
 
 def test_384_thread_variants_skip_larger_z():
@@ -89,7 +114,7 @@ def test_wifi_and_wimax_keep_their_entry_points(monkeypatch):
     monkeypatch.setattr(cuda_decoder, "HALF_VARIANTS", OLD_HALF_VARIANTS)
     before = names()
     assert now == before
-    new = {"ms8x24", "ms16x24", "ms24x10", "hs8x24", "hs24x10", "hs16x24"}
+    new = {"ms8x24", "ms16x24", "ms24x10", "hs8x24", "hs24x10", "hs16x24", "mm24", "hm24"}
     assert not {v.split("_")[1] for v in now.values()} & new
 
 

@@ -98,10 +98,13 @@ def test_pruned_graph_in_float16_gives_the_reference_bits(cuda, reference, k, e,
 NEW_VARIANTS = [((8448, 9504, 1), 4.25, "ms8x24", "hs8x24"),      # BG1 Zc 384 rate 8/9: 5 x 27, rows of 19
                 ((8448, 12672, 1), 2.75, "ms16x24", "hs16x24"),   # BG1 Zc 384 rate 2/3: 13 x 35
                 ((3840, 11520, 2), 1.75, "ms24x10", "hs24x10"),   # BG2 Zc 384 rate 1/3: 22 x 32, rows <= 10
-                ((1000, 3000, 2), 2.0, "ms24x10", "hs24x10")]    # BG2 Zc 104 rate 1/3: several frames a block
+                ((1000, 3000, 2), 2.0, "ms24x10", "hs24x10"),    # BG2 Zc 104 rate 1/3: several frames a block
+                ((1000, 3000, 1), 1.5, "mm24", "hm24"),          # BG1 Zc 48 rate 1/3: 44 x 66, state in memory
+                ((1000, 5000, 2), 1.5, "mm24", "hm24")]          # BG2 Zc 104 rate 1/5: 41 x 51
 """(k, E, base graph), Eb/N0 (6 iterations, cpu backend: layered NMS decodes 60-100 % of the frames
 there, flooding OMS 0-5 %: the comparison sees decoded and failed frames),
-the float32 and the float16 register variant of its pruned graph (kernels/qc_decode.cu)."""
+the float32 and the float16 variant of its pruned graph (kernels/qc_decode.cu: rows' state in
+registers, or for graphs of more layers in device memory)."""
 NEW_SETTINGS = [dict(algorithm="nms", schedule="layered", early_stop=True),
                 dict(algorithm="oms", schedule="layered", early_stop=False),
                 dict(algorithm="nms", schedule="flooding", early_stop=False),
@@ -111,8 +114,8 @@ NEW_SETTINGS = [dict(algorithm="nms", schedule="layered", early_stop=True),
 @pytest.mark.parametrize("precision", ["float32", "float16"])
 @pytest.mark.parametrize("block,ebn0,ms,hs", NEW_VARIANTS, ids=lambda v: str(v))
 def test_nr_register_variants_give_the_reference_bits(cuda, reference, block, ebn0, ms, hs, precision):
-    """The register variants added for the pruned NR graphs (float32 ``ms8x24``, ``ms16x24``,
-    ``ms24x10``; binary16 ``hs8x24``, ``hs16x24``, ``hs24x10``) against the reference decoder on the
+    """The variants added for the pruned NR graphs (float32 ``ms8x24``, ``ms16x24``, ``ms24x10``,
+    ``mm24``; binary16 ``hs8x24``, ``hs16x24``, ``hs24x10``, ``hm24``) against the reference decoder on the
     same pruned code and recovered LLRs (float32 min-sum: bit-exact; float16: bit-exact with its
     float16 arithmetic): bits, iterations, syndrome flags, for layered and flooding, NMS and OMS,
     early stop on and off, odd batches (float16: a frame pair with no partner) of 37 and 1."""
@@ -136,6 +139,34 @@ def test_nr_register_variants_give_the_reference_bits(cuda, reference, block, eb
             np.testing.assert_array_equal(got.valid, want.valid[sub], err_msg=what)
         decoded.append((want.bits[:, code.decoded_info] == info).all(axis=1).mean())
     assert max(decoded) > 0.3 and min(decoded) < 1, decoded   # decoded and failed frames compared
+
+
+MEMORY_STATE = [((8448, 25344), 1.75, 46), ((8448, 16896), 2.5, 24)]
+"""(k, E), Eb/N0, layers: BG1 Zc 384 at rate 1/3 (the whole 46 x 68 graph) and rate 1/2 (24 x 46)."""
+
+
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+@pytest.mark.parametrize("block,ebn0,layers", MEMORY_STATE, ids=lambda v: str(v))
+def test_bg1_zc384_below_rate_2_3_gives_the_reference_bits(cuda, reference, block, ebn0, layers, precision):
+    """BG1 at Zc = 384 with more layers than registers hold: ``mm24`` / ``hm24`` (the rows' state in
+    device memory, one frame or frame pair a block of 384 threads) against the reference decoder,
+    layered NMS with early stop and OMS without, 5 iterations, 21 frames (float16: an odd one out)."""
+    code = gl.codes.nr(*block)
+    info, llr = _received(code, 21, ebn0, seed=sum(block))
+    mother_llr = code.decoded_shaping.recover(llr)
+    decoded = []
+    for st in NEW_SETTINGS[:2]:
+        dec = cuda.CudaDecoder(code.decoded, max_iterations=5, precision=precision, devices=[0], **st)
+        assert dec.kernel == f"qc_{'hm24' if precision == 'float16' else 'mm24'}_layered_f32", dec.kernel
+        assert dec.layout.layers == layers
+        want = reference(code.decoded, mother_llr, max_iterations=5, precision=precision, **st)
+        got = dec.decode(mother_llr)
+        bad = np.flatnonzero((got.bits != want.bits).any(axis=1))
+        assert bad.size == 0, f"{dec.kernel} {st}: {bad.size} frames differ in bits, first {bad[:5].tolist()}"
+        np.testing.assert_array_equal(got.iterations, want.iterations)
+        np.testing.assert_array_equal(got.valid, want.valid)
+        decoded.append((got.bits[:, code.decoded_info] == info).all(axis=1).mean())
+    assert max(decoded) > 0.3 and min(decoded) < 1, decoded
 
 
 def _quantized(llr, dtype, scale):

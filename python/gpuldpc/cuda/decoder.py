@@ -55,9 +55,14 @@ STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, si
 # precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
 # entry points qc_hs<layers>x<blocks>_*), for codes of these shapes, tried in this order; both presets
 HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (8, 24), (24, 10), (16, 24))
+# min-sum with the rows' state in device memory (kernels/qc_decode.cuh RowState<0, ...>; entry points
+# qc_mm<blocks>_* float32, qc_hm<blocks>_* binary16): any number of layers, rows of up to this many
+# blocks; taken where no register variant holds the layers (5G NR BG1 below rate 2/3, BG2 below 1/3)
+MEMORY_ROW_BLOCKS = 24
+MEMORY_STATE_WORDS = {"mm": 3, "hm": 5}    # 32-bit words a row and layer of a frame (hm: frame pair)
 # register variants whose __launch_bounds__ allow fewer than 512 threads a block (kernels/qc_decode.cu:
 # past 128 registers they would spill): a code whose z rounded up to the warp exceeds it skips them
-VARIANT_MAX_THREADS = {"ms24x10": 384, "hs24x10": 384, "hs16x24": 384}
+VARIANT_MAX_THREADS = {"ms24x10": 384, "hs24x10": 384, "hs16x24": 384, "mm24": 384, "hm24": 384}
 PRECISIONS = ("float32", "float16")
 RULES = {"nms": 0, "oms": 1, "spa": 2}
 # llr_dtype -> (the kernels' input suffix, the dtype ``decode`` takes); "int4": packed bytes, unpacked on the
@@ -73,10 +78,13 @@ RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x7_")  # kernels/qc_resident.cu: 
 def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput",
                 precision: str = "float32") -> str:
     """Entry point of kernels/qc_decode.cu for a code layout and settings: float16, the
-    binary16 kernel of the code's shape (:data:`HALF_VARIANTS`, either preset); float32, the
-    preset's edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it (layers, row
-    weight, threads a frame, and n <= 8192: its column offsets are int16 byte offsets), else
-    the row-per-thread kernels."""
+    binary16 kernel of the code's shape (:data:`HALF_VARIANTS`, either preset), else the one
+    with its rows' state in device memory (:data:`MEMORY_ROW_BLOCKS`); float32, the preset's
+    edge-parallel kernel (:data:`EDGE_PARALLEL`) where the code fits it (layers, row weight,
+    threads a frame, and n <= 8192: its column offsets are int16 byte offsets), else the
+    row-per-thread kernels: min-sum in registers, then in device memory, then (and for
+    sum-product) every message stored."""
+    memory_row = f"{MEMORY_ROW_BLOCKS}"
     if precision == "float16":
         if algorithm == "spa":
             raise ValueError("precision='float16' runs min-sum only ('nms', 'oms'); algorithm='spa' needs "
@@ -84,9 +92,11 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
         for layers, row in HALF_VARIANTS:
             if _fits(layout, f"hs{layers}x{row}", layers, row):
                 return f"qc_hs{layers}x{row}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
-        raise NotQuasiCyclic(f"precision='float16' has kernels for codes of (layers, blocks a row) up to one of "
-                             f"{HALF_VARIANTS} (those with a 384-thread bound, {sorted(VARIANT_MAX_THREADS)}, "
-                             f"for z <= 384); this code has {layout.layers} layers, rows of up to "
+        if _fits(layout, "hm" + memory_row, layout.layers, MEMORY_ROW_BLOCKS):
+            return f"qc_hm{memory_row}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
+        raise NotQuasiCyclic(f"precision='float16' has kernels for codes with rows of up to {MEMORY_ROW_BLOCKS} "
+                             f"blocks and z <= 384 (the register variants {HALF_VARIANTS} also for larger z, up "
+                             f"to 512 threads a frame pair); this code has {layout.layers} layers, rows of up to "
                              f"{layout.max_row_blocks} blocks and z = {layout.z}: use precision='float32'")
     variant = "stored"
     ep = EDGE_PARALLEL.get((preset, schedule))
@@ -98,6 +108,9 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
             if _fits(layout, f"ms{layers}x{row}", layers, row):
                 variant = f"ms{layers}x{row}"
                 break
+        else:
+            if _fits(layout, "mm" + memory_row, layout.layers, MEMORY_ROW_BLOCKS):
+                variant = "mm" + memory_row
     if layout.max_row_blocks > STORED_MAX_ROW_BLOCKS:
         raise NotQuasiCyclic(f"a check row of {layout.max_row_blocks} blocks exceeds the kernels' "
                              f"limit of {STORED_MAX_ROW_BLOCKS}")
@@ -105,10 +118,11 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
 
 
 def _fits(layout, variant: str, layers: int, row: int) -> bool:
-    """Whether a register variant (``ms``/``hs<layers>x<row>``) holds the code: its layers, its row
-    weight, and one frame (float16: one frame pair) of z threads, rounded up to the warp, under the
-    variant's thread bound (:data:`VARIANT_MAX_THREADS`, else 512)."""
-    return (layout.layers <= layers and layout.max_row_blocks <= row
+    """Whether a register variant (``ms``/``hs<layers>x<row>``; ``mm``/``hm<row>`` with ``layers`` the
+    code's own) holds the code: its layers (the memory variants: at least 2, RowState's prefetch of
+    the next layer), its row weight, and one frame (float16: one frame pair) of z threads, rounded up
+    to the warp, under the variant's thread bound (:data:`VARIANT_MAX_THREADS`, else 512)."""
+    return (2 <= layout.layers <= layers and layout.max_row_blocks <= row
             and -(-layout.z // 32) * 32 <= VARIANT_MAX_THREADS.get(variant, 512))
 
 
@@ -154,10 +168,20 @@ def latency_kernel_is_resident(code, algorithm: str, schedule: str, llr_dtype: s
 
 def kernel_pairs(kernel: str) -> tuple[int, int]:
     """(frames a thread serves, block-table entries a layer): (2, blocks) for the binary16 entry
-    points ``qc_hs<layers>x<blocks>_...`` (a half2 frame pair, rows padded through the table),
-    else (1, 0)."""
+    points ``qc_hs<layers>x<blocks>_...`` and ``qc_hm<blocks>_...`` (a half2 frame pair, rows
+    padded through the table), else (1, 0)."""
     variant = kernel.split("_")[1]
-    return (2, int(variant.split("x")[1])) if variant.startswith("hs") else (1, 0)
+    return (2, int(variant[2:].split("x")[-1])) if variant.startswith(("hs", "hm")) else (1, 0)
+
+
+def message_words(kernel: str, layout) -> int:
+    """32-bit words of ``msg_store`` a frame (binary16: a frame pair, :func:`kernel_pairs`) of an
+    entry point needs: ``stored`` every message (a word an edge), ``mm``/``hm`` the rows' state
+    (:data:`MEMORY_STATE_WORDS` a row and layer), 0 for the others."""
+    variant = kernel.split("_")[1]
+    if variant == "stored":
+        return layout.nblocks * layout.z
+    return MEMORY_STATE_WORDS.get(variant[:2], 0) * layout.layers * layout.z
 
 
 def _prepare(func, arg_types: str, shared_bytes: int):
@@ -188,7 +212,7 @@ class _QcPlan:
         self.layer_start = drv.to_device(layout.layer_start)
         self.bits_width = packed_bits.width(dec.code.n) if dec.packed else dec.code.n
         self.soft_width = dec.code.n if dec.soft_output else 0    # posteriors a frame (engine)
-        self.msg_floats = layout.nblocks * layout.z if dec.kernel.startswith("qc_stored") else 0
+        self.msg_words = message_words(dec.kernel, layout)     # a frame (pair) of msg_store
         self.frames_per_wave = self.shape.frames_per_wave
         self.default_streams = 1 if dec.preset == "latency" else 8
         # latency: the kernel reads the LLRs (one coalesced pass) and writes its results
@@ -222,7 +246,8 @@ class _QcPlan:
         return self.dec.layout.n * np.dtype(self.dec.llr_np_dtype).itemsize
 
     def scratch_bytes(self, frames) -> int:
-        return 4 * frames * self.msg_floats
+        pack = kernel_pairs(self.dec.kernel)[0]
+        return 4 * -(-frames // pack) * self.msg_words
 
     def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
         d, lay, shape = self.dec, self.dec.layout, self.shape
