@@ -6,10 +6,11 @@
 #include "gpuldpc/python_module.hpp"
 
 PYBIND11_MODULE(_core, m) {
-    m.doc() = "gpuldpc compiled core: CPU encoders and decoders, BCH decoder (C++17, pybind11)";
+    m.doc() = "gpuldpc compiled core: CPU encoders and decoders, BCH decoder, the latency preset's host side (C++17, pybind11)";
     pybind11::dict without;
     gpuldpc::register_encoder(m);
     gpuldpc::register_bch(m);
+    gpuldpc::register_resident(m);
 #if GPULDPC_WITH_CPU_DECODERS
     gpuldpc::register_cpu_decoders(m);
 #else

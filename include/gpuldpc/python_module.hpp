@@ -22,4 +22,7 @@ void register_cpu_decoders(pybind11::module_& m);
 // lib/bch_bindings.cpp: BchDecoder (hard-decision BCH decoding, DVB-S2's outer codes).
 void register_bch(pybind11::module_& m);
 
+// lib/resident_bindings.cpp: resident_request, mapped_results (the latency preset's host side).
+void register_resident(pybind11::module_& m);
+
 }  // namespace gpuldpc

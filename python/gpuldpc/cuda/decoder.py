@@ -21,7 +21,7 @@ from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
 from .context import CudaError, DeviceContext
 from .driver import PackedLaunch, driver
-from .engine import GpuDecoder, split_flags
+from .engine import GpuDecoder
 from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, pair_layers, qc_layout
 from .recovery import RecoveryPlan, RecoveryTables
@@ -440,13 +440,13 @@ class CudaDecoder(GpuDecoder):
             arr = np.ascontiguousarray(arr)
         return arr, "llr"
 
-    def _make_result(self, bits, iterations, flags) -> DecodeResult:
-        """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
-        bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`); ``info`` is a view of ``bits``
-        (packed: of the bytes holding the k bits, :func:`gpuldpc.packed_bits.info_of`)."""
+    def _make_result(self, bits, iterations, valid, bad_llr) -> DecodeResult:
+        """DecodeResult of the arrays the kernels filled (``valid``, ``bad_llr``: the flags' bits,
+        :func:`.engine.split_flags`); ``info`` is a view of ``bits`` (packed: of the bytes holding
+        the k bits, :func:`gpuldpc.packed_bits.info_of`)."""
         k = self.code.k
         info = packed_bits.info_of(bits, self.code.n, slice(0, k)) if self.packed else bits[:, :k]
-        return DecodeResult(bits, info, iterations, *split_flags(flags))
+        return DecodeResult(bits, info, iterations, valid, bad_llr)
 
     def syndrome_weight(self, bits) -> np.ndarray:
         """Unsatisfied checks per frame of hard decisions uint8 [batch, n] (kernels/syndrome.cu)."""

@@ -71,6 +71,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._native import available as native_available
+from .._native import core as native
 from ..device_arrays import DeviceLLR, from_pointer
 from ..result import DecodeResult
 from ..row_copy import copy_rows
@@ -107,8 +109,9 @@ def _check_out(out: np.ndarray, batch: int, width: int):
 
 def split_flags(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(valid, bad_llr) bool arrays of the kernels' flag bytes (bit 0: syndrome satisfied,
-    bit 1: non-finite LLRs).  Small batches whose flags are all 0 or 1 (the latency path's
-    usual case) skip the NumPy operations, which cost a microsecond each there."""
+    bit 1: non-finite LLRs).  Small batches whose flags are all 0 or 1 (a latency decoder's
+    usual case; its one-chunk path has them split natively, ``_core.mapped_results``) skip
+    the NumPy operations, which cost a microsecond each there."""
     if flags.size <= 64 and max(flags.tobytes(), default=0) < 2:
         return flags.view(bool), np.zeros(flags.size, bool)
     return (flags & 1).view(bool), flags > 1
@@ -200,6 +203,7 @@ class _Slot:
         nbytes = self.flags + capacity * bits_width
         if mapped_out:
             self.host_out = pinned_empty(nbytes, np.uint8, ctx)
+            self.host_out_address = self.host_out.ctypes.data    # where the host reads it
             base = mapped_address(self.host_out)
         else:
             self.dev_out = drv.mem_alloc(nbytes)
@@ -280,7 +284,7 @@ class DeviceEngine:
                               for _ in range(self.streams)]
                 for slot in self.slots:
                     slot.reserve_input(frame_bytes)
-                    slot.resident = plan.resident(slot)
+                    slot.resident = plan.resident(slot) if native_available() else None   # .resident
             except drv.MemoryError as exc:
                 raise MemoryError(
                     f"cuda decoder for code {code_name!r} on device {ctx.id} ({ctx.name}): "
@@ -487,10 +491,10 @@ class GpuDecoder:
         self._pool = (concurrent.futures.ThreadPoolExecutor(len(self.engines), "gpuldpc-device")
                       if len(self.engines) > 1 else None)
         # one device, one stream, results in mapped memory (the latency presets): batches of
-        # one chunk take _decode_small
+        # one chunk take _decode_small (its host side native: without gpuldpc._core, the general path)
         eng = self.engines[0]
         self._small = (eng.slots[0] if len(self.engines) == 1 and len(eng.slots) == 1 and eng.plan.mapped_output
-                       else None)
+                       and native_available() else None)
 
     # ----------------------------------------------------------------- buffers
     @property
@@ -669,14 +673,15 @@ class GpuDecoder:
 
     def _decode_small(self, arr, kind, out=None):
         """A batch of one chunk at most on the only device and stream of a latency plan
-        (mapped results), without the tickets and events of the general path.  Posted to
+        (mapped results), without the tickets and events of the general path.  Handed to
         the resident kernel when there is one that serves the chunk (no context push, launch
-        or synchronize: :mod:`.resident`), which reads mapped host memory: the caller's
-        page-locked array in place, or the rows staged into the slot's buffer.  Else
-        launched: the input read likewise where the plan reads mapped memory, staged and
-        copied in where it reads device memory (from the second call of the same shape on,
-        copy and launch as one CUDA graph: :mod:`.graphs`), and synchronized.  The results
-        are copied out of the slot's mapped buffer in one copy, which the returned arrays view."""
+        or synchronize: :mod:`.resident`; copy, request and spin in one native call), which
+        reads mapped host memory: the caller's page-locked array in place, or the rows
+        copied into the slot's buffer.  Else launched: the input read likewise where the
+        plan reads mapped memory, staged and copied in where it reads device memory (from
+        the second call of the same shape on, copy and launch as one CUDA graph:
+        :mod:`.graphs`), and synchronized.  The results are copied out of the slot's mapped
+        buffer into fresh arrays by ``gpuldpc._core.mapped_results``."""
         eng, slot, count = self.engines[0], self._small, arr.shape[0]
         plan = eng.plan
         with eng.ctx.lock:
@@ -686,15 +691,17 @@ class GpuDecoder:
                     slot.staging_busy = False
             resident = slot.resident if slot.resident is not None and slot.resident.serves(count, kind) else None
             host_read = plan.mapped_input or resident is not None
-            address, staged = None, None
+            address, staged, rows = None, None, None
             if host_read:   # the caller's page-locked array of the previous call is held: `is` is safe
                 address = slot.last_mapped if arr is slot.last_input else aligned_mapped_address(arr)
                 slot.last_input, slot.last_mapped = arr, address
             if address is None:
                 slot.reserve_input(arr.nbytes // count)
-                staged = slot.staged(arr)
-                address = slot.host_address if host_read else slot.dev_in
-            size = slot.flags + count * slot.bits_width
+                if resident is not None:     # copied by the resident call
+                    rows, address = arr, slot.host_address
+                else:
+                    staged = slot.staged(arr)
+                    address = slot.host_address if host_read else slot.dev_in
 
             def enqueue():
                 if not plan.mapped_input:
@@ -703,8 +710,7 @@ class GpuDecoder:
 
             try:
                 if resident is not None:     # address: 16-byte aligned (aligned_mapped_address or staged)
-                    resident.post(count, address)
-                    resident.wait()
+                    resident.call(count, address, rows, slot.host_address)
                 else:
                     with eng.ctx.active():   # the same work call after call: one graph launch (.graphs)
                         key = (count, kind, int(address), None if staged is None else staged.ctypes.data,
@@ -713,18 +719,17 @@ class GpuDecoder:
                         slot.stream.synchronize()
             except (driver().Error, CudaError) as exc:
                 raise CudaError(f"{eng.where(0, count, count)}: {exc}") from exc
-            block = slot.host_out[:size].copy()                # iterations, flags, bits
-        bits = block[slot.flags:].reshape(count, slot.bits_width)
+            bits, iterations, valid, bad_llr = native().mapped_results(
+                slot.host_out_address, count, slot.bits_width, slot.flags, slot.capacity)
         if out is not None:
             _check_out(out, count, slot.bits_width)
             out[...] = bits
             bits = out
-        return self._make_result(bits, block[:4 * count].view(np.int32),
-                                 block[4 * slot.capacity:4 * slot.capacity + count])
+        return self._make_result(bits, iterations, valid, bad_llr)
 
     def _result(self, ticket: Ticket):
         if ticket.device is None:
-            res = self._make_result(ticket.bits, ticket.iterations, ticket.flags)
+            res = self._make_result(ticket.bits, ticket.iterations, *split_flags(ticket.flags))
             return res if ticket.llr is None else res._replace(llr=ticket.llr)
         pos, k = self.code.info_positions, self.code.k      # results on the GPU: info is a view
         info = ticket.bits.columns(k) if pos[-1] == k - 1 else None

@@ -39,7 +39,7 @@ import numpy as np
 from ..result import DecodeResult, info_index
 from .context import CudaError, DeviceContext
 from .driver import PackedLaunch, driver
-from .engine import GpuDecoder, split_flags
+from .engine import GpuDecoder
 from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
@@ -285,11 +285,11 @@ class NbCudaDecoder(GpuDecoder):
         res = super()._result(ticket)
         return res if res.llr is None else res._replace(llr=res.llr.reshape(-1, self.layout.n, self.layout.q))
 
-    def _make_result(self, bits, iterations, flags):
-        """DecodeResult of the arrays the kernels filled (``flags``: bit 0 syndrome satisfied,
-        bit 1 non-finite LLRs, :mod:`gpuldpc.bad_llr`); ``info`` a view of ``bits`` where the
-        information symbols are a run."""
-        return DecodeResult(bits, bits[:, self._info], iterations, *split_flags(flags))
+    def _make_result(self, bits, iterations, valid, bad_llr):
+        """DecodeResult of the arrays the kernels filled (``valid``, ``bad_llr``: the flags' bits,
+        :func:`.engine.split_flags`); ``info`` a view of ``bits`` where the information symbols
+        are a run."""
+        return DecodeResult(bits, bits[:, self._info], iterations, valid, bad_llr)
 
     def __repr__(self):
         return (f"NbCudaDecoder({self.code.name!r}, {self.algorithm!r}, {self.schedule!r}, "

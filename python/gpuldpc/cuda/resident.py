@@ -15,7 +15,13 @@ many blocks, bit LLRs only):
   :data:`LIFE_NS` after its launch);
 * :meth:`ResidentKernel.wait` spins on the acknowledgement, launching the kernel
   again if it left before seeing the request, and raises :class:`CudaError` if the
-  kernel failed or nothing came back within ``timeout`` seconds.
+  kernel failed or nothing came back within ``timeout`` seconds;
+* :meth:`ResidentKernel.call` is both for one chunk, the rows first copied into the
+  staging buffer: one native call (``gpuldpc._core.resident_request``, lib/resident_bindings.cpp)
+  copies, posts and spins for :data:`SPIN_NS` with the GIL released, and hands back to
+  :meth:`wait` only when the kernel must be launched or has not answered by then.  The
+  request's store is native in both (the compiled ``gpuldpc._core`` is needed: without it
+  the engine keeps no resident kernel and launches every chunk).
 
 Why the kernel leaves: ``cuMemFree`` (and other calls that synchronize the device)
 wait for every running kernel of the context, so a kernel that never ended would
@@ -31,6 +37,7 @@ import time
 
 import numpy as np
 
+from .._native import core
 from .context import CudaError
 from .host_memory import mapped_address, pinned_empty
 from .driver import driver
@@ -38,6 +45,7 @@ from .driver import driver
 IDLE_NS = 1_000_000          # the kernel leaves after 1 ms without a request ...
 LIFE_NS = 20_000_000         # ... or 20 ms after its launch
 MAX_FRAMES = 8               # blocks of a resident kernel (frames a request may carry)
+SPIN_NS = 200_000            # call(): the native spin's limit before wait() takes over
 MODULE = "qc_resident"
 # kernels/qc_resident.cu GPULDPC_RESIDENT (tests/gpu/test_kernel_signatures.py)
 ARG_TYPES = "PPIQQfPiPPPPP" + "i" * 7 + "ff"
@@ -73,7 +81,7 @@ class ResidentKernel:
         self.ctrl[:] = 0
         self.ctrl_address = mapped_address(self.ctrl)
         self._words = memoryview(self.ctrl)         # plain int reads and writes (cheaper than NumPy's)
-        self._request = self._words.cast("B").cast("Q")   # words 0-1 as one 64-bit store
+        self._native = core()
         self.broadcast = drv.mem_alloc(64)
         drv.memset_d32(self.broadcast, 0, 16)
         self.stream = drv.Stream(flags=1)          # CU_STREAM_NON_BLOCKING
@@ -85,18 +93,32 @@ class ResidentKernel:
         (from mapped host memory aligned to :attr:`align` bytes)."""
         return frames <= self.frames and self.kind in (None, kind)
 
-    def post(self, frames: int, llr_address: int):
-        """Hand ``frames`` (1 .. :attr:`frames`) frames at ``llr_address`` (:attr:`align`-byte aligned) to
-        the kernel: one aligned 64-bit store of seq << 48 | address | frames - 1, which the
-        kernel reads at once (the caller holds the device's lock; no driver call unless the
-        kernel must be launched)."""
+    def _request(self, frames: int, llr_address: int) -> int:
+        """The next request word, seq << 48 | address | frames - 1 (seq 1 .. 65535)."""
         if not 1 <= frames <= self.frames or llr_address % self.align or llr_address >> 48:
             raise ValueError(f"resident request of {frames} frames at {llr_address:#x}: needs 1..{self.frames} "
                              f"frames at a {self.align}-byte aligned address below 2^48")
-        self.seq = self.seq % 0xffff + 1           # 1 .. 65535
-        self._request[0] = self.seq << 48 | llr_address | (frames - 1)
-        if not self._words[_ALIVE]:
+        self.seq = self.seq % 0xffff + 1
+        return self.seq << 48 | llr_address | (frames - 1)
+
+    def post(self, frames: int, llr_address: int):
+        """Hand ``frames`` (1 .. :attr:`frames`) frames at ``llr_address`` (:attr:`align`-byte aligned) to
+        the kernel: one aligned 64-bit store of the request word, which the kernel reads at
+        once (the caller holds the device's lock; no driver call unless the kernel must be
+        launched)."""
+        if self._native.resident_request(self.ctrl_address, self._request(frames, llr_address), self.seq,
+                                         None, 0, 0) == 1:
             self._launch()
+
+    def call(self, frames: int, llr_address: int, rows=None, staging_address: int = 0):
+        """:meth:`post` and :meth:`wait` as one native call (module docstring); ``rows``: C-contiguous
+        host rows copied to ``staging_address`` first (then ``llr_address`` is that buffer's), or None."""
+        status = self._native.resident_request(self.ctrl_address, self._request(frames, llr_address), self.seq,
+                                               rows, staging_address, SPIN_NS)
+        if status == 1:                            # not running: launched here, then waited for
+            self._launch()
+        if status:
+            self.wait()
 
     @property
     def running(self) -> bool:
