@@ -327,8 +327,8 @@ __device__ __forceinline__ bool past_row(int e, int dc)
 //     words of the next layer are loaded as a row step begins: their latency hides behind the
 //     step's work and the layer barrier instead of stalling the next step (mb >= 2: the next
 //     layer is another; gpuldpc.cuda.decoder.kernel_name).  Only the bit words a layer's rows
-//     use are loaded and stored (BG1 rate 1/3 in binary16: 149 of 230 words a row, an
-//     iteration), the others are neither read nor written.
+//     use are loaded and stored (BG1 rate 1/3 in binary16: 149 of a row's 230 words an iteration),
+//     the others are neither read nor written.
 template <int LAYERS, int WORDS, int FIXED = WORDS>
 struct RowState {
     unsigned w[LAYERS][WORDS];
