@@ -84,7 +84,6 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
     threads a frame, and n <= 8192: its column offsets are int16 byte offsets), else the
     row-per-thread kernels: min-sum in registers, then in device memory, then (and for
     sum-product) every message stored."""
-    memory = MEMORY_ROW_BLOCKS
     if precision == "float16":
         if algorithm == "spa":
             raise ValueError("precision='float16' runs min-sum only ('nms', 'oms'); algorithm='spa' needs "
@@ -92,8 +91,8 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
         for layers, row in HALF_VARIANTS:
             if _fits(layout, f"hs{layers}x{row}", layers, row):
                 return f"qc_hs{layers}x{row}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
-        if _fits(layout, f"hm{memory}", layout.layers, memory):
-            return f"qc_hm{memory}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
+        if _fits(layout, f"hm{MEMORY_ROW_BLOCKS}", layout.layers, MEMORY_ROW_BLOCKS):
+            return f"qc_hm{MEMORY_ROW_BLOCKS}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
         raise NotQuasiCyclic(f"precision='float16' has kernels for codes with rows of up to {MEMORY_ROW_BLOCKS} "
                              f"blocks and z <= 384 (the register variants {HALF_VARIANTS} also for larger z, up "
                              f"to 512 threads a frame pair); this code has {layout.layers} layers, rows of up to "
@@ -109,8 +108,8 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
                 variant = f"ms{layers}x{row}"
                 break
         else:       # more layers than any register variant holds
-            if _fits(layout, f"mm{memory}", layout.layers, memory):
-                variant = f"mm{memory}"
+            if _fits(layout, f"mm{MEMORY_ROW_BLOCKS}", layout.layers, MEMORY_ROW_BLOCKS):
+                variant = f"mm{MEMORY_ROW_BLOCKS}"
     if layout.max_row_blocks > STORED_MAX_ROW_BLOCKS:
         raise NotQuasiCyclic(f"a check row of {layout.max_row_blocks} blocks exceeds the kernels' "
                              f"limit of {STORED_MAX_ROW_BLOCKS}")

@@ -115,9 +115,7 @@ class ResidentKernel:
         host rows copied to ``staging_address`` first (then ``llr_address`` is that buffer's), or None."""
         status = self._native.resident_request(self.ctrl_address, self._request(frames, llr_address), self.seq,
                                                rows, staging_address, SPIN_NS)
-        if status == 1:                            # not running: launched here, then waited for
-            self._launch()
-        if status:
+        if status:                                 # not running (wait() launches it) or no answer yet
             self.wait()
 
     @property
