@@ -9,7 +9,7 @@ import pytest
 
 from gpuldpc import _native
 
-core = pytest.importorskip("gpuldpc._core") if _native.available() else None
+core = _native.core() if _native.available() else None
 pytestmark = pytest.mark.skipif(core is None, reason="gpuldpc._core is not built")
 ACK, ALIVE = 2, 3
 
