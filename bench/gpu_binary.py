@@ -296,7 +296,7 @@ def main(argv=None):
     doc = dict(gpu=dev0.name(), gpus=ndev if args.multi else 1,
                driver=smi[0] if smi else f"CUDA driver API {drv.get_driver_version()}",
                cuda=".".join(map(str, drv.get_version())),
-               commit=commit if re.fullmatch(r"[0-9a-f]{40}", commit) else None,
+               commit=commit if re.fullmatch(r"[0-9a-f]{7,40}", commit) else None,
                date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                rows=rows, notes=notes)
     os.makedirs(args.out, exist_ok=True)

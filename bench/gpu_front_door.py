@@ -425,7 +425,7 @@ def main(argv=None):
     dev0 = drv.Device(0)
     doc = dict(gpu=dev0.name(), driver=smi[0] if smi else f"CUDA driver API {drv.get_driver_version()}",
                cuda=".".join(map(str, drv.get_version())), numpy=np.__version__,
-               commit=commit if re.fullmatch(r"[0-9a-f]{40}", commit) else None,
+               commit=commit if re.fullmatch(r"[0-9a-f]{7,40}", commit) else None,
                date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                rows=rows, notes=notes)
     os.makedirs(args.out, exist_ok=True)

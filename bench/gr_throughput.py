@@ -24,7 +24,8 @@ Rows are appended to ``<out>/<host>-gr_throughput.json`` in the bench results fo
 ``--path core`` (for the GPU machine, which has no GNU Radio) times the block's
 work path without GNU Radio: :meth:`gpuldpc.streaming.StreamDecoder.work` called
 from a second thread as ``general_work`` calls it, on a ring of two batches of
-input (``--foreign``: memory NumPy does not own, like GNU Radio's buffers), the
+input (``--foreign``: memory NumPy does not own, laid out as GNU Radio's buffers:
+:class:`gpuldpc.memory_maps.DoubleMap`, which the work path page-locks whole), the
 output written into an array as into GNU Radio's.  Rows carry ``api`` ("GNU Radio
 block" or "block work path") and ``input``.
 """
@@ -44,6 +45,7 @@ import time
 import numpy as np
 
 import gpuldpc as gl
+from gpuldpc import memory_maps
 from gpuldpc.streaming import StreamDecoder
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -59,22 +61,18 @@ def pool_llr(code, ebn0_db):
     return -gl.channel.transmit(code, code.encode(info), ebn0_db, rng)
 
 
-def frame_buffer(rows: int, width: int, foreign: bool) -> np.ndarray:
-    """A float32 [rows, width] array: NumPy's own memory, or (``foreign``) an anonymous
-    memory map as GNU Radio's buffers are, which the CUDA backend cannot page-lock in
-    place (its lifetime is not NumPy's) and so stages."""
-    if not foreign:
-        return np.empty((rows, width), np.float32)
-    return np.frombuffer(mmap.mmap(-1, rows * width * 4), np.float32).reshape(rows, width)
-
-
 def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.0):
     """Wall time of the block's work path over ``frames`` frames, from a second thread:
     :meth:`StreamDecoder.work` called as ``general_work`` is, on a buffer of two batches
     (a ring: the frames after the batch in flight, handed over before it is finished),
     the words written into an output array as into GNU Radio's."""
     stream = StreamDecoder(code.name, **decoder_args)
-    ring = frame_buffer(2 * stream.batch, code.n, foreign)
+    rows = 2 * stream.batch
+    # foreign: memory NumPy does not own, laid out as GNU Radio's buffers (one SysV segment
+    # mapped twice), which the work path page-locks whole (StreamDecoder._lock_buffer)
+    double_map = memory_maps.DoubleMap(-(-rows * code.n * 4 // mmap.PAGESIZE) * mmap.PAGESIZE) if foreign else None
+    ring = (double_map.array(np.float32)[:rows * code.n].reshape(rows, code.n) if foreign
+            else np.empty((rows, code.n), np.float32))
     ring[:] = np.resize(llr, ring.shape)
     bad = np.random.default_rng(2).random(ring.shape[0]) < bad_fraction
     ring[bad, ::97] = np.nan                   # decoded with the NaNs erased (on_bad_llr="erase")
@@ -98,6 +96,9 @@ def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.
     thread.start()
     thread.join()
     stats = stream.stats()
+    stream.close()                             # unlocks the ring before it is unmapped
+    if double_map is not None:
+        double_map.close()
     return stream, done[1], stats, stats["frames"] - warm
 
 
@@ -162,6 +163,7 @@ def measure(code_name, backend, frames, preset, batch, path="block", iterations=
         "api": "GNU Radio block" if path == "block" else "block work path",
         "input": "GNU Radio buffer" if path == "block" else "foreign" if foreign else "numpy",
         "bad_frame_fraction": bad_fraction, "bad_llr_frames": stats["bad_llr_frames"],
+        "page_locked_bytes": stats["page_locked_bytes"],
         "code": code_name, "algorithm": "nms",
         "schedule": "layered", "iterations": iterations, "early_stop": early_stop,
         "llr_dtype": "float32", "frames_per_batch": runner.batch, "streams": None,
@@ -189,7 +191,8 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=0)
     parser.add_argument("--path", default="block", choices=("block", "core"))
     parser.add_argument("--foreign", action="store_true",
-                        help="core path: the input ring in memory NumPy does not own, as GNU Radio's buffers")
+                        help="core path: the input ring in memory NumPy does not own, laid out as GNU Radio's "
+                             "buffers (a SysV segment mapped twice)")
     parser.add_argument("--bad-fraction", type=float, default=0.0,
                         help="core path: this fraction of the frames holds NaN LLRs (erased)")
     parser.add_argument("--early-stop", action="store_true", help="stop frames whose syndrome is zero")

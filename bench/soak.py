@@ -806,7 +806,7 @@ def machine(backend: str) -> tuple[str, dict]:
     except OSError:
         pass
     head.update(host=platform.node(), cpu=cpu, cores=os.cpu_count(), os=distro, versions=versions,
-                commit=commit if re.fullmatch(r"[0-9a-f]{40}", commit or "") else None,
+                commit=commit if re.fullmatch(r"[0-9a-f]{7,40}", commit or "") else None,
                 date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     return stem, head
 

@@ -69,7 +69,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import codes, gf
+from . import codes, gf, memory_maps
 from .codes.code import Code
 from .decoders.front import Decoder
 from .errors import BackendFault, BackendUnavailable
@@ -365,6 +365,8 @@ class StreamDecoder:
         self._failed: list[Decoder] = []
         self._retired: list[Decoder] = []
         self._in_flight: Pending | None = None     # the batch :meth:`work` left in flight
+        self._buffers: list[tuple] = []            # (start, stop, bytes locked) of input buffers seen by
+        self._buffers_decoder = None               # this decoder (:meth:`_lock_buffer`)
 
     def _make_decoder(self, positive_llr_bit, **args) -> Decoder:
         return Decoder(self.code, on_bad_llr="erase", positive_llr_bit=positive_llr_bit, **args)
@@ -465,7 +467,11 @@ class StreamDecoder:
         (by several threads: :mod:`gpuldpc.row_copy`) to ``out[:kept]`` when ``out`` is
         given (and the soft output to ``soft_out[:kept]``); ``consumed`` input frames are done with.
         Returns ``(0, None)`` when a batch was handed over and is left in flight.
+        ``waiting`` in memory NumPy does not own, in a shared mapping (GNU Radio's stream
+        buffers) is page-locked whole on the cuda backend (:meth:`_lock_buffer`): the caller
+        keeps such a buffer mapped until :meth:`close`.
         """
+        self._lock_buffer(waiting)
         pending = self._in_flight
         first = pending.count if pending is not None else 0
         new = min(len(waiting) - first, self.batch)
@@ -482,6 +488,31 @@ class StreamDecoder:
         if soft_out is not None and batch.llr is not None:
             copy_rows(soft_out[:batch.llr.shape[0]], batch.llr)
         return pending.count, batch
+
+    def _lock_buffer(self, frames: np.ndarray):
+        """Page-lock, once, the buffer that ``frames`` lie in, when it is memory NumPy does not
+        own in a shared mapping: GNU Radio's stream buffers (the double map of
+        :mod:`gpuldpc.memory_maps`, the same every call while the flowgraph runs), handed
+        whole to :meth:`gpuldpc.Decoder.page_lock` so that every batch in it is copied to
+        the GPU where it lies instead of being staged (docs/blocks.md "GNU Radio's
+        buffers").  Only on the cuda backend; what was seen is remembered per decoder (a
+        new decoder after a fallback or a sign change starts afresh; :meth:`close`
+        unlocks)."""
+        if self._buffers_decoder is not self.decoder:
+            self._buffers, self._buffers_decoder = [], self.decoder
+        if (self.decoder.backend != "cuda" or not isinstance(frames, np.ndarray) or frames.size == 0
+                or memory_maps.numpy_owner(frames) is not None):
+            return
+        start = frames.ctypes.data
+        stop = start + frames.nbytes
+        if any(a <= start and stop <= b for a, b, _ in self._buffers):
+            return
+        run = memory_maps.mapping_of(start, stop - start)
+        if run is None:
+            self._buffers.append((start, stop, 0))
+        else:
+            locked = self.decoder.page_lock(run.array()) if run.shared else 0
+            self._buffers.append((run.start, run.stop, locked))
 
     def decode_frames(self, frames) -> FrameBatch:
         """Decode ``frames`` (float [count, vlen_in], any count) now: ``finish(submit(frames))``.
@@ -559,7 +590,8 @@ class StreamDecoder:
 
     def stats(self) -> dict:
         """Totals so far: frames, failures, dropped, bad_llr_frames, mean_iterations,
-        coded_mbps, fallbacks, backend.
+        coded_mbps, fallbacks, backend, and ``page_locked_bytes``: the input buffers'
+        bytes the decoder in use holds page-locked in place (:meth:`_lock_buffer`).
 
         ``coded_mbps`` = coded bits decoded per second of decoder time (n * m * frames /
         time with at least one batch in flight), excluding time the block waits for input.
@@ -578,6 +610,8 @@ class StreamDecoder:
             "coded_mbps": coded_bits / c.busy_s / 1e6 if c.busy_s > 0 else 0.0,
             "fallbacks": c.fallbacks,
             "backend": self.backend,
+            "page_locked_bytes": sum(locked for _, _, locked in self._buffers)
+            if self._buffers_decoder is self.decoder else 0,
         }
 
     def close(self):

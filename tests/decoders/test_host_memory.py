@@ -91,6 +91,24 @@ def test_foreign_small_large_and_refused_memory_is_staged(registry):
     assert registry.lib.unregistered == []
 
 
+def test_held_memory_is_registered_once_for_all_holders_and_covers_only_its_rows(registry, monkeypatch):
+    monkeypatch.setattr(hm, "is_pinned", lambda array: False)
+    ring = np.frombuffer(bytearray(8 << 20), np.float32).reshape(-1, 2048)   # foreign: not NumPy's
+    start, stop = ring.ctypes.data, ring.ctypes.data + ring.nbytes
+    assert registry.hold(start, stop) and registry.hold(start, stop)      # two decoders read it
+    assert registry.lib.registered == [(start, stop - start)]
+    assert registry.covers(ring[10:20]) and registry.covers(ring)
+    outside = np.frombuffer(bytearray(1 << 20), np.float32)
+    assert not registry.covers(outside)
+    assert hm.host_rows(ring[5:9], registry, None, [])[1] is None         # DMA'd where it lies
+    registry.release(start, stop)
+    assert registry.lib.unregistered == [] and registry.covers(ring[:1])
+    registry.release(start, stop)
+    assert registry.lib.unregistered == [start] and not registry.covers(ring[:1])
+    registry.lib.refuse.add(start)
+    assert not registry.hold(start, stop) and not registry.covers(ring)   # refused: staged
+
+
 class FakeEvent:
     def __init__(self):
         self.waited = 0

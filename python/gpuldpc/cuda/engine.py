@@ -74,6 +74,7 @@ import numpy as np
 from .._native import available as native_available
 from .._native import core as native
 from ..device_arrays import DeviceLLR, from_pointer
+from ..memory_maps import byte_range
 from ..result import DecodeResult
 from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
@@ -495,6 +496,34 @@ class GpuDecoder:
         eng = self.engines[0]
         self._small = (eng.slots[0] if len(self.engines) == 1 and len(eng.slots) == 1 and eng.plan.mapped_output
                        and native_available() else None)
+        self._locked: list[tuple] = []      # (start, stop) held by page_lock
+
+    # ----------------------------------------------------------------- caller memory
+    def page_lock(self, buffer) -> int:
+        """Page-lock ``buffer``'s bytes in place until :meth:`page_unlock` or :meth:`close`
+        (``HostRegistry.hold``): batches lying in them are copied by DMA where they lie,
+        not staged.  The bytes locked; 0 where the plan's kernels read host memory
+        themselves (a latency plan) or the driver refuses the range."""
+        start, stop = byte_range(buffer)
+        if (start, stop) in self._locked:
+            return stop - start
+        if self.engines[0].plan.mapped_input or not self.engines[0].registry.hold(start, stop):
+            return 0
+        self._locked.append((start, stop))
+        return stop - start
+
+    def page_unlock(self, buffer=None):
+        """Undo :meth:`page_lock` of ``buffer`` (every buffer when None), after the copies
+        queued so far."""
+        ranges = list(self._locked) if buffer is None else [r for r in self._locked if r == byte_range(buffer)]
+        if not ranges:
+            return
+        for eng in self.engines:
+            with eng.ctx.active():
+                driver().Context.synchronize()
+        for r in ranges:
+            self._locked.remove(r)
+            self.engines[0].registry.release(*r)
 
     # ----------------------------------------------------------------- buffers
     @property
@@ -759,10 +788,11 @@ class GpuDecoder:
         return eng.kernel_seconds(llr, kind, frames or eng.chunk, repeats)
 
     def close(self):
-        """Stop the device threads and wait for resident kernels to leave."""
+        """Stop the device threads, wait for resident kernels to leave, undo :meth:`page_lock`."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+        self.page_unlock()
         for eng in self.engines:
             eng.free_device_pool()
             with eng.ctx.active():

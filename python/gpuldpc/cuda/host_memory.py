@@ -10,7 +10,9 @@ memory it is one DMA that overlaps the other streams' work.  So
 * a caller's NumPy array handed in a second time is page-locked in place
   (``cuMemHostRegister``) and copied by DMA from where it lies (:class:`HostRegistry`; kept
   while it lives, so every later call costs nothing more);
-* any other pageable input (an array seen for the first time, foreign buffers) is copied
+* memory a caller vouches for (:meth:`gpuldpc.Decoder.page_lock`: GNU Radio's stream
+  buffers, which the decoder blocks hold while they run) likewise, from the call on;
+* any other pageable input (an array seen for the first time, other foreign buffers) is copied
   into a pooled page-locked block (a :class:`ResultPool` of the decoder's: its staged
   inputs) by several threads in the background, each chunk copied on to the GPU as soon as
   its rows are there (:func:`host_rows`, :class:`gpuldpc.row_copy.BackgroundCopy`).
@@ -22,6 +24,7 @@ import weakref
 
 import numpy as np
 
+from ..memory_maps import numpy_owner
 from ..row_copy import BackgroundCopy
 from .driver import driver, libcuda
 
@@ -165,17 +168,6 @@ class ResultPool:
 _CU_MEMHOSTREGISTER_PORTABLE = 1
 
 
-def _owner(array: np.ndarray):
-    """The ndarray that owns ``array``'s memory (following ``.base``), or None when the
-    memory belongs to something else (a foreign buffer: its lifetime is not ours to see)."""
-    base = array
-    while isinstance(base, np.ndarray):
-        if base.flags.owndata:
-            return base
-        base = base.base
-    return None
-
-
 _SEEN = (0, -1)
 """A :class:`HostRegistry` entry: the owner was handed in once, not registered yet."""
 
@@ -206,7 +198,11 @@ class HostRegistry:
 
     Registration follows the owner's life: it is undone just before NumPy frees the memory
     (the weak reference's callback runs first).  Memory not owned by a NumPy array (foreign
-    buffers, whose lifetime is not ours to see), owners outside ``min_bytes .. limit_bytes``
+    buffers, whose lifetime is not ours to see) is registered only when its owner vouches for
+    it: :meth:`hold` page-locks a range until as many :meth:`release` calls (a decoder's
+    :meth:`~.engine.GpuDecoder.page_lock`: GNU Radio's stream buffers, which the decoder
+    blocks hold from their first ``work()`` to ``stop()``), and :meth:`covers` says whether
+    rows lie in a held range.  Owners outside ``min_bytes .. limit_bytes``
     (small ones are staged at once and share pages with other allocations; large ones,
     slices of a long recording, would keep gigabytes locked) and ranges the driver refuses
     (e.g. a page already registered with a neighbour) are not pinned: :meth:`pin` says
@@ -232,11 +228,13 @@ class HostRegistry:
         self.ctx = ctx
         self._ranges: dict[int, tuple] = {}    # id(owner) -> registered (start, stop), or (0, 0): refused
         self._lock = threading.Lock()
+        self._holds: dict[tuple, int] = {}     # held (start, stop) -> holders
+        self._held: tuple = ()                 # its keys, for covers() without the lock
 
     def pin(self, rows: np.ndarray) -> bool:
         """Whether the memory of ``rows`` is registered: False the first time its owner is
         seen (remembered while it lives), registered on the second."""
-        owner = _owner(rows)
+        owner = numpy_owner(rows)
         if owner is None or not self.min_bytes <= owner.nbytes <= self.limit_bytes:
             return False
         key = id(owner)
@@ -250,6 +248,41 @@ class HostRegistry:
                 elif hit is _SEEN:
                     hit = self._ranges[key] = self._register(owner)
         return hit[1] > 0
+
+    def hold(self, start: int, stop: int) -> bool:
+        """Page-lock the bytes ``[start, stop)`` until :meth:`release` has been called as
+        often as this (several decoders may read one buffer: a GNU Radio output feeding two
+        blocks); False where the driver refuses the range (e.g. it overlaps a registered
+        one) -- rows in it are then staged as before."""
+        key = (int(start), int(stop))
+        with self._lock:
+            holders = self._holds.get(key, 0)
+            if not holders:
+                with self.ctx.active():
+                    if libcuda().cuMemHostRegister_v2(key[0], key[1] - key[0], _CU_MEMHOSTREGISTER_PORTABLE):
+                        return False
+            self._holds[key] = holders + 1
+            self._held = tuple(self._holds)
+        return True
+
+    def release(self, start: int, stop: int):
+        """One :meth:`hold` of ``[start, stop)`` less; unregistered after the last (the
+        caller makes sure no copy from it is still queued)."""
+        key = (int(start), int(stop))
+        with self._lock:
+            holders = self._holds.pop(key, 0)
+            if holders > 1:
+                self._holds[key] = holders - 1
+            self._held = tuple(self._holds)
+        if holders == 1:
+            with self.ctx.active():
+                libcuda().cuMemHostUnregister(key[0])
+
+    def covers(self, rows: np.ndarray) -> bool:
+        """Whether all of ``rows`` lies in one held range."""
+        start = rows.ctypes.data
+        stop = start + rows.nbytes
+        return any(a <= start and stop <= b for a, b in self._held)
 
     def _register(self, owner) -> tuple:
         start = owner.ctypes.data
@@ -274,13 +307,14 @@ class HostRegistry:
 def host_rows(arr: np.ndarray, registry: HostRegistry, pool: ResultPool, guard: list, dtype=None,
               register: bool = True) -> tuple[np.ndarray, BackgroundCopy | None]:
     """Host rows as a DMA copies them: ``(rows, None)`` where ``arr`` itself serves (C-contiguous,
-    of ``dtype`` -- default its own --, page-locked, or taken by ``registry`` unless
-    ``register`` is False), else ``(staged, copy)``: a block of ``pool`` (lent with
+    of ``dtype`` -- default its own --, page-locked, held by ``registry`` or taken by it
+    unless ``register`` is False), else ``(staged, copy)``: a block of ``pool`` (lent with
     ``guard``, :meth:`ResultPool.take`) that ``copy`` (:class:`~gpuldpc.row_copy.BackgroundCopy`)
     fills in the background, converting to ``dtype``; copy each chunk only after
     ``copy.wait(a, b)``."""
     dtype = arr.dtype if dtype is None else np.dtype(dtype)
-    if arr.dtype == dtype and arr.flags.c_contiguous and (is_pinned(arr) or (register and registry.pin(arr))):
+    if arr.dtype == dtype and arr.flags.c_contiguous and (
+            is_pinned(arr) or (register and (registry.covers(arr) or registry.pin(arr)))):
         return arr, None
     staged = pool.take(arr.size * dtype.itemsize, guard).view(dtype).reshape(arr.shape)
     return staged, BackgroundCopy(staged, arr)

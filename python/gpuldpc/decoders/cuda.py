@@ -66,6 +66,8 @@ class _Backend:
         self._packed = getattr(decoder, "packed", False)
         self._binary = decoder.code.is_binary
         self.pinned_llr = decoder.pinned_llr
+        self.page_lock = decoder.page_lock
+        self.page_unlock = decoder.page_unlock
         self.preferred_batch = decoder.preferred_batch
         self.close = decoder.close
         self.device_ids = decoder.device_ids

@@ -45,7 +45,7 @@ import threading
 
 import numpy as np
 
-from .. import bad_llr, device_arrays, int4, packed_bits, soft
+from .. import bad_llr, device_arrays, int4, memory_maps, packed_bits, soft
 from ..codes.code import Code
 from ..codes.shaping import ShapedCode, make_backend
 from ..errors import BackendUnavailable
@@ -445,6 +445,31 @@ class Decoder:
         tail = ((self.code.n,) if self.code.is_binary else
                 (self.code.n * self.code.bits_per_symbol,) if bit_llr else (self.code.n, self.code.q))
         return np.empty((frames,) + tail, np.float32)
+
+    def page_lock(self, buffer) -> int:
+        """Page-lock ``buffer``'s memory where it lies (``cuMemHostRegister``) until
+        :meth:`page_unlock` or :meth:`close`: batches handed in from inside it are then
+        copied to the GPU by DMA from where they lie instead of being staged through
+        page-locked memory of the decoder's (docs/gpu.md "Input").
+
+        For memory NumPy does not own that comes back call after call: GNU Radio's stream
+        buffers (the decoder blocks lock the double map their input lies in,
+        :mod:`gpuldpc.memory_maps`), a ring that C code fills.  A NumPy array handed in a
+        second time is locked without asking.  The caller keeps the memory mapped until it
+        is unlocked.  ``buffer``: a non-empty C-contiguous array or buffer object, else
+        ``ValueError``.  Returns the bytes locked: 0 where the backend copies nothing to a
+        GPU (cpu, reference; a latency plan, whose kernels read host memory themselves) or
+        the driver refuses the range (batches in it are staged, as before)."""
+        memory_maps.byte_range(buffer)
+        own = getattr(self._impl, "page_lock", None)
+        return int(own(buffer)) if own is not None else 0
+
+    def page_unlock(self, buffer=None):
+        """Undo :meth:`page_lock` of ``buffer`` (of every buffer when None) once the copies
+        queued so far are done; :meth:`close` does it too."""
+        own = getattr(self._impl, "page_unlock", None)
+        if own is not None:
+            own(buffer)
 
     def preferred_batch(self, preset: str = "throughput") -> int:
         """Frames per ``decode`` call that keep the backend busy.
