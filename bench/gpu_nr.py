@@ -246,7 +246,7 @@ def main(argv=None):
         code = gl.codes.nr(k, e, bg=bg)
         ours_rows, info, llr, why_not = ours(code, reps)
         rows += ours_rows
-        if code.n == 9504:                             # the one-codeword target: BG1 rate 8/9
+        if code.n in (9504, 25344):                    # the one-codeword target: BG1 rates 8/9 and 1/3
             lat_rows, lat_notes = latency_rows(code)
             rows += lat_rows
             why_not += lat_notes

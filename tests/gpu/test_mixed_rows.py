@@ -183,6 +183,9 @@ class _Registry:
     def __init__(self, takes):
         self.takes, self.pinned = takes, []
 
+    def covers(self, arr):
+        return False                     # nothing held by Decoder.page_lock here
+
     def pin(self, arr):
         self.pinned.append(arr)
         return self.takes

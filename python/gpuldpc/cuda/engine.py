@@ -518,9 +518,10 @@ class GpuDecoder:
         ranges = list(self._locked) if buffer is None else [r for r in self._locked if r == byte_range(buffer)]
         if not ranges:
             return
-        for eng in self.engines:
+        for eng in self.engines:             # the copies are queued on the slots' streams
             with eng.ctx.active():
-                driver().Context.synchronize()
+                for slot in eng.slots:
+                    slot.stream.synchronize()
         for r in ranges:
             self._locked.remove(r)
             self.engines[0].registry.release(*r)
