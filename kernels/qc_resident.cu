@@ -16,10 +16,7 @@
 //
 // The request protocol (request block, broadcast to the other blocks, leaving): resident.cuh.
 // The last block to finish a request acknowledges it (a lone frame's block at once) with a
-// system-scope release by its thread 0 after the block's barrier.  A request of several frames
-// copied from pageable rows is posted after the first frame's copy; the block of each later
-// frame waits for the host's word that it is there (resident.cuh wait_ready), so the copies
-// of frames 1.. overlap the decoding of frame 0.
+// system-scope release by its thread 0 after the block's barrier.
 #include "qc_decode.cuh"
 #include "resident.cuh"
 
@@ -60,12 +57,9 @@ __device__ void resident_decode(unsigned* ctrl, Broadcast* bc, unsigned id, unsi
         if (threadIdx.x == 0) {
             int frames = 0;
             unsigned long long llr = 0;
-            const unsigned seq = next_request(ctrl, bc, id, last, born, idle_ns, life_ns, frames, llr);
-            if (seq != kLeave && (llr & resident::kCopying) && blockIdx.x > 0 && (int)blockIdx.x < frames)
-                resident::wait_ready(ctrl, seq, blockIdx.x);    // frame 0 was copied before the post
-            s_seq = seq;
+            s_seq = next_request(ctrl, bc, id, last, born, idle_ns, life_ns, frames, llr);
             s_frames = frames;
-            s_llr = llr & ~resident::kCopying;
+            s_llr = llr;
         }
         __syncthreads();
         const unsigned seq = s_seq;

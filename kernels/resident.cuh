@@ -5,10 +5,7 @@
 // aligned 64-bit word written at once by the host (read at once by the kernel: one PCIe round
 // trip a request): seq << 48 | LLR address (8-byte aligned, below 2^48) | frames - 1 (frames
 // 1..8), seq a 16-bit request number 1..65535; [2] ack, the last request done; [3] alive, set by
-// the host before a launch and cleared by the kernel when it leaves; [4] ready, for a request
-// whose LLR address has bit 3 set (kCopying; the binary kernel's addresses are 16-byte aligned):
-// the host posted it after copying the first frame's rows into the staging buffer and copies the
-// others while the kernel runs, storing seq << 16 | frames copied after each (wait_ready).
+// the host before a launch and cleared by the kernel when it leaves.
 // Block 0 polls the host (acquire, system scope) and hands each request to the other blocks
 // through `Broadcast` in device memory (its seq word carries the launch's id in the high half, so
 // a word left by an earlier launch is never taken for a request).  The kernel leaves after
@@ -21,7 +18,6 @@
 namespace resident {
 
 constexpr unsigned kLeave = 0xffffffffu;   // broadcast seq: the launch is over
-constexpr unsigned long long kCopying = 8;  // LLR address bit: frames after the first still being copied
 
 struct Broadcast {
     unsigned long long word;   // id << 32 | seq (or kLeave)
@@ -102,19 +98,6 @@ __device__ inline void wait_done(const Broadcast* bc, unsigned last)
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(&bc->done) : "memory");
         if (v == last) return;
         __nanosleep(100);
-    }
-}
-
-// Thread 0 of the block of frame `frame` of a kCopying request `seq`: wait until the host has
-// copied that frame (ready word, system-scope acquire: the rows before it; the block's barrier
-// then orders them before its other threads' loads, as for the request itself).
-__device__ inline void wait_ready(const unsigned* ctrl, unsigned seq, unsigned frame)
-{
-    for (;;) {
-        unsigned v;
-        asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(ctrl + 4) : "memory");
-        if ((v >> 16) == seq && (v & 0xffffu) > frame) return;
-        __nanosleep(32);
     }
 }
 

@@ -3,9 +3,7 @@
 // a one-codeword call took 7-11 us of its 25-30 (bench/results/h200-h100-latency-host-cpu.txt):
 //   resident_request: copy the caller's rows into the page-locked staging buffer, post the request
 //     (one aligned 64-bit store into the mapped request block), then spin on the acknowledgement
-//     word with the GIL released, for at most max_ns; a request of several frames with the
-//     kCopying bit (kernels/resident.cuh) is posted after the first frame's rows, and the
-//     others are copied while the kernel decodes, each announced in the ready word;
+//     word with the GIL released, for at most max_ns;
 //   mapped_results: the decisions, iteration counts and flags a latency kernel wrote into mapped
 //     memory, as fresh NumPy arrays (bits, iterations, valid, bad_llr).
 // Python keeps everything that needs the CUDA driver (launching the kernel when it is not running,
@@ -23,39 +21,23 @@ namespace gpuldpc {
 
 namespace {
 
-constexpr int kAck = 2, kAlive = 3, kReady = 4;  // 32-bit words of the request block after the 64-bit request
-constexpr std::uint64_t kCopying = 8;          // request bit: frames after the first copied after the post
+constexpr int kAck = 2, kAlive = 3;  // 32-bit words of the request block after the 64-bit request
 
 // 0: acknowledged; 1: the kernel is not running (launch it, then wait); 2: no answer within max_ns
 // (max_ns <= 0: the request is posted and not waited for).
 int resident_request(std::uintptr_t ctrl, std::uint64_t request, std::uint32_t seq, py::object src,
                      std::uintptr_t staging, std::int64_t max_ns) {
-    auto* words = reinterpret_cast<volatile std::uint32_t*>(ctrl);
-    auto post = [&] {  // the rows before the request (x86 keeps stores in order; the fence keeps the
-                       // compiler from moving them)
-        std::atomic_thread_fence(std::memory_order_release);
-        *reinterpret_cast<volatile std::uint64_t*>(ctrl) = request;
-    };
-    if (src.is_none()) {
-        post();
-    } else {  // any C-contiguous buffer (else its exporter raises; NumPy: ValueError)
+    if (!src.is_none()) {  // any C-contiguous buffer (else its exporter raises; NumPy: ValueError)
         Py_buffer rows;
         if (PyObject_GetBuffer(src.ptr(), &rows, PyBUF_C_CONTIGUOUS) != 0) throw py::error_already_set();
-        const auto* from = static_cast<const std::uint8_t*>(rows.buf);
-        auto* to = reinterpret_cast<std::uint8_t*>(staging);
-        const std::uint32_t frames = static_cast<std::uint32_t>(request & 7) + 1;
-        const std::size_t row = (request & kCopying) ? static_cast<std::size_t>(rows.len) / frames
-                                                     : static_cast<std::size_t>(rows.len);
-        std::memcpy(to, from, row);
-        post();
-        for (std::uint32_t f = 1; (request & kCopying) && f < frames; ++f) {
-            std::memcpy(to + f * row, from + f * row, row);
-            std::atomic_thread_fence(std::memory_order_release);
-            words[kReady] = seq << 16 | (f + 1);
-        }
+        std::memcpy(reinterpret_cast<void*>(staging), rows.buf, static_cast<std::size_t>(rows.len));
         PyBuffer_Release(&rows);
     }
+    auto* words = reinterpret_cast<volatile std::uint32_t*>(ctrl);
     py::gil_scoped_release nogil;
+    // the rows before the request (x86 keeps stores in order; this keeps the compiler from moving them)
+    std::atomic_thread_fence(std::memory_order_release);
+    *reinterpret_cast<volatile std::uint64_t*>(ctrl) = request;
     if (max_ns <= 0) return words[kAlive] ? 2 : 1;  // post only
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(max_ns);
     for (unsigned spin = 1;; ++spin) {
@@ -94,9 +76,8 @@ void register_resident(py::module_& m) {
     m.def("resident_request", &resident_request, py::arg("ctrl"), py::arg("request"), py::arg("seq"),
           py::arg("src"), py::arg("staging"), py::arg("max_ns"),
           "Copy src (C-contiguous rows, or None) to the staging address, store the 64-bit request into the "
-          "mapped request block at ctrl (with the request's copying bit 8: after the first of its frames, the "
-          "others copied after it, each announced in word 4 as seq << 16 | frames copied) and spin on its "
-          "acknowledgement word (GIL released): 0 acknowledged, 1 kernel not running, 2 no answer within max_ns.");
+          "mapped request block at ctrl and spin on its acknowledgement word (GIL released): 0 acknowledged, "
+          "1 kernel not running, 2 no answer within max_ns.");
     m.def("mapped_results", &mapped_results, py::arg("block"), py::arg("frames"), py::arg("width"),
           py::arg("offset"), py::arg("capacity"),
           "(bits uint8 [frames, width], iterations int32, valid bool, bad_llr bool) copied out of a latency "

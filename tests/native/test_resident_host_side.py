@@ -11,8 +11,7 @@ from gpuldpc import _native
 
 core = _native.core() if _native.available() else None
 pytestmark = pytest.mark.skipif(core is None, reason="gpuldpc._core is not built")
-ACK, ALIVE, READY = 2, 3, 4
-COPYING = 8                            # request bit: frames after the first copied after the post
+ACK, ALIVE = 2, 3
 
 
 def request_word(seq, address, frames):
@@ -45,37 +44,6 @@ def test_request_copies_the_rows_then_posts_and_returns_at_the_acknowledgement()
     assert time.monotonic() - start >= 0.002          # it waited for the acknowledgement
     assert seen["request"] == word
     np.testing.assert_array_equal(seen["rows"], rows)  # the rows were there before the request
-
-
-@pytest.mark.parametrize("frames", [6, 1])
-def test_a_copying_request_is_posted_after_its_first_frame_and_announces_the_others(frames):
-    ctrl = np.zeros(8, np.uint32)
-    ctrl[ALIVE] = 1
-    staging = np.zeros(8 * 2304 * 4, np.uint8)
-    rows = np.random.default_rng(frames).standard_normal((frames, 2304)).astype(np.float32)
-    word = request_word(9, staging.ctypes.data, frames) | COPYING
-    seen = {}
-
-    def kernel():                      # the kernel's blocks: frame f once ready says f + 1 frames copied
-        deadline = time.monotonic() + 5
-        while int(ctrl[:2].view(np.uint64)[0]) == 0 and time.monotonic() < deadline:
-            pass
-        seen["request"] = int(ctrl[:2].view(np.uint64)[0])
-        seen["first"] = staging[:rows[0].nbytes].view(np.float32).copy()
-        while frames > 1 and ctrl[READY] != (9 << 16 | frames) and time.monotonic() < deadline:
-            pass
-        seen["ready"] = int(ctrl[READY])
-        seen["rows"] = staging[:rows.nbytes].view(np.float32).reshape(frames, 2304).copy()
-        ctrl[ACK] = 9
-
-    t = threading.Thread(target=kernel)
-    t.start()
-    status = core.resident_request(ctrl.ctypes.data, word, 9, rows, staging.ctypes.data, 10**9)
-    t.join()
-    assert status == 0 and seen["request"] == word
-    np.testing.assert_array_equal(seen["first"], rows[0])
-    np.testing.assert_array_equal(seen["rows"], rows)
-    assert seen["ready"] == (9 << 16 | frames if frames > 1 else 0)   # a lone frame: nothing to announce
 
 
 def test_request_to_a_kernel_that_is_not_running_or_does_not_answer():

@@ -235,7 +235,7 @@ class _QcPlan:
                 0, lay.n, lay.z, lay.layers, lay.nblocks, d.max_iterations, int(d.early_stop), RULES[d.algorithm],
                 d.alpha, d.beta)
         return ResidentKernel(self.ctx, func, shape.threads, shape.shared_bytes,
-                              min(MAX_FRAMES, slot.capacity), tail, align=16, overlap_copy=True)
+                              min(MAX_FRAMES, slot.capacity), tail)
 
     def default_chunk(self, streams, free_bytes) -> int:
         """One wave (latency) or two (throughput) per stream launch."""

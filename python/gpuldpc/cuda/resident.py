@@ -19,9 +19,7 @@ many blocks, bit LLRs only):
 * :meth:`ResidentKernel.call` is both for one chunk, the rows first copied into the
   staging buffer: one native call (``gpuldpc._core.resident_request``, lib/resident_bindings.cpp)
   copies, posts and spins for :data:`SPIN_NS` with the GIL released, and hands back to
-  :meth:`wait` only when the kernel must be launched or has not answered by then (several
-  frames to the binary kernel: posted after the first frame's copy, the others copied while
-  it decodes, session 17).  The
+  :meth:`wait` only when the kernel must be launched or has not answered by then.  The
   request's store is native in both (the compiled ``gpuldpc._core`` is needed: without it
   the engine keeps no resident kernel and launches every chunk).
 
@@ -51,8 +49,7 @@ SPIN_NS = 200_000            # call(): the native spin's limit before wait() tak
 MODULE = "qc_resident"
 # kernels/qc_resident.cu GPULDPC_RESIDENT (tests/gpu/test_kernel_signatures.py)
 ARG_TYPES = "PPIQQfPiPPPPP" + "i" * 7 + "ff"
-_ACK, _ALIVE = 2, 3                 # 32-bit words of the request block; [0], [1]: the request; [4]: ready
-_COPYING = 8                        # request bit (kernels/resident.cuh kCopying): frames 1.. copied after the post
+_ACK, _ALIVE = 2, 3                 # 32-bit words of the request block; [0], [1]: the request
 
 
 def resident_name(kernel: str) -> str:
@@ -70,20 +67,17 @@ class ResidentKernel:
     kernel takes after the LLR pointer, without ``frames`` and ``frames_per_block``).
     ``blocks``: the grid (default one block a frame); ``kind``: the only input kind it
     decodes (None: the decoder's one kind); ``align``: the alignment its LLR addresses need;
-    ``overlap_copy``: the kernel waits for the frames of a request the host is still copying
-    (:meth:`call`; needs ``align`` >= 16: the address's bit 3 marks such a request);
     ``buffers``: device allocations the kernel uses, kept alive with it.
     """
 
     def __init__(self, ctx, func, threads: int, shared: int, frames: int, tail: tuple, blocks: int | None = None,
-                 kind: str | None = None, align: int = 8, buffers: tuple = (), overlap_copy: bool = False):
+                 kind: str | None = None, align: int = 8, buffers: tuple = ()):
         drv = driver()
         self.ctx, self.func, self.threads, self.shared = ctx, func, threads, shared
         self.frames, self.blocks = frames, blocks or frames
         self.kind, self.align, self.buffers = kind, align, buffers
-        self.overlap_copy = overlap_copy and align >= 16
         self.tail = tail
-        self.ctrl = pinned_empty(8, np.uint32, ctx)
+        self.ctrl = pinned_empty(4, np.uint32, ctx)
         self.ctrl[:] = 0
         self.ctrl_address = mapped_address(self.ctrl)
         self._words = memoryview(self.ctrl)         # plain int reads and writes (cheaper than NumPy's)
@@ -118,14 +112,9 @@ class ResidentKernel:
 
     def call(self, frames: int, llr_address: int, rows=None, staging_address: int = 0):
         """:meth:`post` and :meth:`wait` as one native call (module docstring); ``rows``: C-contiguous
-        host rows copied to ``staging_address`` first (then ``llr_address`` is that buffer's), or None.
-        Rows of several frames to a kernel with :attr:`overlap_copy` are posted after the first
-        frame's copy, the kernel's block of each later frame waiting for its copy (the request's
-        :data:`_COPYING` bit, kernels/resident.cuh ``wait_ready``): the copies overlap the decoding."""
-        request = self._request(frames, llr_address)
-        if rows is not None and frames > 1 and self.overlap_copy:
-            request |= _COPYING
-        status = self._native.resident_request(self.ctrl_address, request, self.seq, rows, staging_address, SPIN_NS)
+        host rows copied to ``staging_address`` first (then ``llr_address`` is that buffer's), or None."""
+        status = self._native.resident_request(self.ctrl_address, self._request(frames, llr_address), self.seq,
+                                               rows, staging_address, SPIN_NS)
         if status:                                 # not running (wait() launches it) or no answer yet
             self.wait()
 
