@@ -615,10 +615,12 @@ class StreamDecoder:
         }
 
     def close(self):
-        """Release the decoders' resources (GPU memory, contexts) where they hold any."""
+        """Release the decoders' resources (GPU memory, contexts, page-locked input buffers)
+        where they hold any."""
         for decoder in self._retired + [self.decoder]:
             decoder.close()
         self._retired.clear()
+        self._buffers.clear()          # unlocked: a buffer seen again is looked up again
 
 
 class StreamEncoder:

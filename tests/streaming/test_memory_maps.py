@@ -115,6 +115,8 @@ def test_the_work_path_locks_a_foreign_double_map_once_and_decodes_as_before():
     np.testing.assert_array_equal(np.concatenate(got), want)
     stream.work(np.array(llr[:8]), out)
     assert len(fake.locked) == 1                                     # NumPy's memory: not asked
+    stream.close()
+    assert stream.stats()["page_locked_bytes"] == 0                  # closed: unlocked, forgotten
 
 
 def test_the_decoder_block_locks_gnu_radios_input_buffer_once():
