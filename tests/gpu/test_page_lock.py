@@ -4,6 +4,8 @@ vmcircbuf_sysv_shm does -- page-locked in place and copied by DMA from where it 
 (not staged), including batches across the seam of the two views; held by two decoders
 at once; unlocked by page_unlock and close; the decoder blocks' work path locking its
 input buffer once (issue 13: GNU Radio's buffers at the numpy ring's speed)."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -54,7 +56,7 @@ def test_a_locked_double_map_is_copied_where_it_lies_across_its_seam(ring_of, mo
     dec.close()
 
 
-def test_two_decoders_hold_one_buffer_until_both_close(ring_of):
+def test_two_decoders_hold_one_buffer_until_both_close_and_numpy_memory_until_freed(ring_of):
     code, frames, _ = ring_of
     first, second = _decoder(code), _decoder(code, precision="float16")
     registry = first._impl.decoder.engines[0].registry
@@ -64,6 +66,14 @@ def test_two_decoders_hold_one_buffer_until_both_close(ring_of):
     assert second.decode(frames[:64]).valid.mean() > 0.9
     second.close()
     assert not registry.covers(frames)
+    owned = np.array(frames[:300])                           # NumPy's own memory: unlocked when freed
+    third = _decoder(code)
+    assert third.page_lock(owned) == owned.nbytes and registry.covers(owned)
+    start = owned.ctypes.data
+    del owned
+    gc.collect()
+    assert all(not a <= start < b for a, b in registry._held)
+    third.close()
     latency = _decoder(code, preset="latency")
     assert latency.page_lock(frames) == 0                    # its kernels read host memory themselves
     latency.close()

@@ -67,6 +67,7 @@ engine asks it for
 from __future__ import annotations
 
 import concurrent.futures
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -74,7 +75,7 @@ import numpy as np
 from .._native import available as native_available
 from .._native import core as native
 from ..device_arrays import DeviceLLR, from_pointer
-from ..memory_maps import byte_range
+from ..memory_maps import byte_range, numpy_owner
 from ..result import DecodeResult
 from ..row_copy import copy_rows
 from .context import CudaError, DeviceContext
@@ -89,6 +90,13 @@ def aligned_mapped_address(array: np.ndarray) -> int | None:
     of LLRs by 16-byte vectors), else None (the rows are then staged)."""
     address = mapped_address(array)
     return address if address is not None and address % 16 == 0 else None
+
+
+def _release_if_held(locked: list, registry, span: tuple):
+    """A page-locked NumPy array freed: its range released if its decoder still holds it."""
+    if span in locked:
+        locked.remove(span)
+        registry.release(*span)
 
 
 def _flags_offset(frames: int) -> int:
@@ -503,14 +511,20 @@ class GpuDecoder:
         """Page-lock ``buffer``'s bytes in place until :meth:`page_unlock` or :meth:`close`
         (``HostRegistry.hold``): batches lying in them are copied by DMA where they lie,
         not staged.  The bytes locked; 0 where the plan's kernels read host memory
-        themselves (a latency plan) or the driver refuses the range."""
-        start, stop = byte_range(buffer)
-        if (start, stop) in self._locked:
-            return stop - start
-        if self.engines[0].plan.mapped_input or not self.engines[0].registry.hold(start, stop):
+        themselves (a latency plan) or the driver refuses the range.  Memory a NumPy array
+        owns is also unlocked when NumPy frees it (no copy from it can be in flight then:
+        a ticket keeps its input alive)."""
+        span = byte_range(buffer)
+        registry = self.engines[0].registry
+        if span in self._locked:
+            return span[1] - span[0]
+        if self.engines[0].plan.mapped_input or not registry.hold(*span):
             return 0
-        self._locked.append((start, stop))
-        return stop - start
+        self._locked.append(span)
+        owner = numpy_owner(buffer) if isinstance(buffer, np.ndarray) else None
+        if owner is not None:
+            weakref.finalize(owner, _release_if_held, self._locked, registry, span)
+        return span[1] - span[0]
 
     def page_unlock(self, buffer=None):
         """Undo :meth:`page_lock` of ``buffer`` (every buffer when None), after the copies
