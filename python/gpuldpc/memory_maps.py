@@ -20,8 +20,10 @@ import numpy as np
 
 
 class Mapping(NamedTuple):
-    """A run of adjacent mappings of one object: bytes ``[start, stop)``; ``shared`` when
-    mapped shared (``MAP_SHARED``, SysV shared memory: GNU Radio's buffers)."""
+    """A run of adjacent mappings of one object: bytes ``[start, stop)``; ``shared`` when it is
+    writable shared memory -- SysV (``/SYSV...``), POSIX (``/dev/shm/...``) or shared anonymous
+    memory: GNU Radio's buffers -- and not a mapped file (whose pages a lock would pin from the
+    file: a recording mapped with ``numpy.memmap``)."""
 
     start: int
     stop: int
@@ -54,7 +56,7 @@ def byte_range(buffer) -> tuple[int, int]:
 
 
 def _entries(maps_text: str):
-    """(start, stop, object key, shared) of each line of ``/proc/<pid>/maps``; the key
+    """(start, stop, object key, shared memory) of each line of ``/proc/<pid>/maps``; the key
     (permissions, device, inode, path) is what the mappings of one object share."""
     for line in maps_text.splitlines():
         fields = line.split(None, 5)
@@ -63,7 +65,11 @@ def _entries(maps_text: str):
         lo, hi = fields[0].split("-")
         perms = fields[1]
         path = fields[5].strip() if len(fields) > 5 else ""
-        yield int(lo, 16), int(hi, 16), (perms, fields[3], fields[4], path), perms[3:4] == "s"
+        shm = perms.startswith("rw") and perms[3:4] == "s" and path.startswith(_SHARED_MEMORY)
+        yield int(lo, 16), int(hi, 16), (perms, fields[3], fields[4], path), shm
+
+
+_SHARED_MEMORY = ("/SYSV", "/dev/shm/", "/dev/zero")   # SysV, POSIX, shared anonymous (mmap(-1, n))
 
 
 def mapping_of(address: int, nbytes: int, maps_text: str | None = None) -> Mapping | None:
@@ -108,6 +114,7 @@ class DoubleMap:
         libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
         libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
         libc.shmdt.argtypes = [ctypes.c_void_p]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         page = ctypes.CDLL(None).getpagesize()
         if nbytes <= 0 or nbytes % page:
             raise ValueError(f"DoubleMap: nbytes must be a positive multiple of the page size {page}, got {nbytes}")
@@ -115,17 +122,18 @@ class DoubleMap:
         segment = libc.shmget(self._IPC_PRIVATE, ctypes.c_size_t(nbytes), self._IPC_CREAT | 0o600)
         if segment < 0:
             raise OSError(ctypes.get_errno(), "shmget")
+        self._halves = []
         try:
             base = libc.mmap(None, 2 * nbytes, self._PROT_NONE, self._MAP_PRIVATE | self._MAP_ANONYMOUS, -1, 0)
             if base in (None, ctypes.c_void_p(-1).value):
                 raise OSError(ctypes.get_errno(), "mmap")
-            self._halves = []
-            for at in (base, base + nbytes):       # each replaces its part of the reservation
-                got = libc.shmat(segment, at, self._SHM_REMAP)
-                if got != at:
+            for at in (base, base + nbytes):       # each replaces its half of the reservation
+                if libc.shmat(segment, at, self._SHM_REMAP) != at:
+                    error = OSError(ctypes.get_errno(), "shmat")
                     self.close()
-                    raise OSError(ctypes.get_errno(), "shmat")
-                self._halves.append(got)
+                    libc.munmap(ctypes.c_void_p(at), ctypes.c_size_t(base + 2 * nbytes - at))
+                    raise error
+                self._halves.append(at)
         finally:
             libc.shmctl(segment, self._IPC_RMID, None)    # freed once both halves are detached
         self.start = base

@@ -21,6 +21,8 @@ MAPS = """\
 7f0000021000-7f0000022000 r--s 00000000 00:01 11                         /SYSV00000000 (deleted)
 7f0000022000-7f0000032000 rw-p 00000000 00:00 0
 7f0000032000-7f0000042000 rw-s 00000000 00:01 13                         /SYSV00000000 (deleted)
+7f0000042000-7f0000052000 rw-s 00000000 08:01 14                         /data/recording.f32
+7f0000052000-7f0000062000 r--s 00000000 00:01 15                         /dev/shm/ring
 """
 
 
@@ -32,6 +34,8 @@ def test_a_double_map_is_one_run_between_its_guard_pages():
     assert mm.mapping_of(0x7f0000020000, 0x2000, MAPS) is None     # into the guard page
     assert mm.mapping_of(0x7f0000031000, 0x2000, MAPS) is None     # over two objects
     assert mm.mapping_of(0x100, 16, MAPS) is None
+    assert mm.mapping_of(0x7f0000043000, 16, MAPS).shared is False    # a mapped file: not locked
+    assert mm.mapping_of(0x7f0000053000, 16, MAPS).shared is False    # read-only
 
 
 def test_double_map_views_alias_and_are_found_whole():

@@ -456,10 +456,11 @@ class Decoder:
         buffers (the decoder blocks lock the double map their input lies in,
         :mod:`gpuldpc.memory_maps`), a ring that C code fills.  A NumPy array handed in a
         second time is locked without asking.  The caller keeps other memory mapped until it
-        is unlocked (an array NumPy owns is unlocked when NumPy frees it).  ``buffer``: a non-empty C-contiguous array or buffer object, else
-        ``ValueError``.  Returns the bytes locked: 0 where the backend copies nothing to a
-        GPU (cpu, reference; a latency plan, whose kernels read host memory themselves) or
-        the driver refuses the range (batches in it are staged, as before)."""
+        is unlocked (an array NumPy owns is unlocked when NumPy frees it).  ``buffer``: a
+        non-empty C-contiguous array or buffer object, else ``ValueError``.  Returns the
+        bytes locked: 0 where the backend copies nothing to a GPU (cpu, reference; a latency
+        plan, whose kernels read host memory themselves) or the driver refuses the range
+        (batches in it are staged, as before)."""
         memory_maps.byte_range(buffer)
         own = getattr(self._impl, "page_lock", None)
         return int(own(buffer)) if own is not None else 0
