@@ -529,7 +529,8 @@ class GpuDecoder:
     def page_unlock(self, buffer=None):
         """Undo :meth:`page_lock` of ``buffer`` (every buffer when None), after the copies
         queued so far."""
-        ranges = list(self._locked) if buffer is None else [r for r in self._locked if r == byte_range(buffer)]
+        span = None if buffer is None else byte_range(buffer)
+        ranges = list(self._locked) if span is None else [r for r in self._locked if r == span]
         if not ranges:
             return
         for eng in self.engines:             # the copies are queued on the slots' streams
