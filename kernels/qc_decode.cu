@@ -17,7 +17,8 @@
 //             the latency preset's where the code's layers pair up (WiMAX rate 1/2);
 //             stored  any rule, messages in device memory (msg_store: frames*nblocks*z floats);
 //             hs<LAYERS_MAX>x<DC_MAX>  the ms kernels in binary16, two frames a thread (HalfMinSum:
-//             fpb even, fpb / 2 * z threads a block);
+//             fpb even, fpb / 2 * z threads a block; hs12x7, hs12x8: through the column table,
+//             z <= 256); hw12x8  hs12x8 without the column table, for 256 < z <= 512;
 //             mm<DC_MAX>, hm<DC_MAX>  the ms / hs kernels with the rows' state in device memory, any
 //             number of layers >= 2 (msg_store: ms 3, hs 5 words a row and layer of each frame /
 //             frame pair; blocks of up to 384 threads).
@@ -69,6 +70,7 @@ using Pl12x2x7 = SharedRowMinSum<12, 7, 192, 2>;
 using Stored = StoredMessages<27>;
 using Hs12x7 = HalfMinSum<12, 7, 2>;
 using Hs12x8 = HalfMinSum<12, 8, 2>;
+using Hw12x8 = HalfMinSum<12, 8, 2, kMaxBlockThreads, false>;
 using Hs8x16 = HalfMinSum<8, 16, 1>;
 using Hs4x24 = HalfMinSum<4, 24, 1>;
 using Hs8x24 = HalfMinSum<8, 24, 1>;
@@ -91,6 +93,7 @@ GPULDPC_INPUTS(qc_pl12x2x7_layered, Pl12x2x7, false)
 GPULDPC_SCHEDULES(qc_stored, Stored)
 GPULDPC_SCHEDULES(qc_hs12x7, Hs12x7)
 GPULDPC_SCHEDULES(qc_hs12x8, Hs12x8)
+GPULDPC_SCHEDULES(qc_hw12x8, Hw12x8)
 GPULDPC_SCHEDULES(qc_hs8x16, Hs8x16)
 GPULDPC_SCHEDULES(qc_hs4x24, Hs4x24)
 GPULDPC_SCHEDULES(qc_hs8x24, Hs8x24)

@@ -180,6 +180,14 @@ __device__ __forceinline__ void sts_abs(unsigned a, float v)
     asm volatile("st.shared.f32 [%0], %1;" ::"r"(a), "f"(v) : "memory");
 }
 
+// The byte at a 32-bit shared address (volatile: read where it stands, never hoisted out of a loop)
+__device__ __forceinline__ unsigned lds_u8(unsigned a)
+{
+    unsigned v;
+    asm volatile("ld.shared.u8 %0, [%1];" : "=r"(v) : "r"(a));
+    return v;
+}
+
 // x, opaque to the compiler's algebra (keeps a factored xor factored: one LOP3 an edge)
 __device__ __forceinline__ unsigned opaque(unsigned x)
 {
@@ -503,8 +511,20 @@ struct RegisterMinSum {
 // that stopped early keeps being updated in its half (its decisions were written when it
 // stopped); halves never mix, and no operation can make a NaN: R is finite and no
 // posterior is +-inf within the range the host admits.
-template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads>
+// Column table (COLUMNS: the register variants with rows of up to 8 blocks, for z <= kTableMaxZ;
+// session 18): per check row r and (layer, edge) slot one byte, c = (r + s) mod z, the row's column
+// in the edge's block, and the block table holds 4 j z for block (j, s) (a pad slot: 4n, c = r), so
+// a column's byte offset from the pair's column 0 is x + 4c: a byte load and a multiply-add on the
+// FMA pipe in place of qc_offset's compare, select and add on the integer pipe, which bounds this
+// kernel (docs/gpu.md "A column table for the binary16 rows").  Rows of kTableStride bytes (an
+// odd number of words: a warp's loads of one slot are free of bank conflicts), z of them after
+// decode_frames' tables, shared by the block's pairs.  With the table a layer whose rows have
+// fewer than DC_MAX blocks skips the last slot (a uniform branch a layer), which as a pad would
+// change nothing: |Q| = inf, sign +, select and sign bits 0.
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS = kMaxBlockThreads,
+          bool COLUMNS = (LAYERS_MAX > 0 && DC_MAX <= 8)>
 struct HalfMinSum {
+    static_assert(!COLUMNS || (LAYERS_MAX > 0 && DC_MAX <= 8), "the column table: register rows of <= 8 blocks");
     static constexpr int kLayers = LAYERS_MAX;     // 0: the state in device memory, any number
     static constexpr int kLanes = 1;
     static constexpr int kMaxThreads = MAX_THREADS;
@@ -512,6 +532,9 @@ struct HalfMinSum {
     static constexpr bool kSharedState = false;
     static constexpr int kRowBlocks = DC_MAX;        // block table entries a layer (padded)
     static constexpr int kWords = (DC_MAX + 7) / 8;  // bit words per row
+    static constexpr bool kColumns = COLUMNS;
+    static constexpr int kTableMaxZ = 256;           // c in a byte (gpuldpc.cuda.decoder.HALF_TABLE_MAX_Z)
+    static constexpr int kTableStride = ((LAYERS_MAX * DC_MAX + 3) / 4 | 1) * 4;
     // per layer: mag1 (half2 bits, sign = the row's Q sign product P), mag2 (sign = not P), then
     // kWords words of select and Q sign bits per edge (see above)
     RowState<LAYERS_MAX, 2 + kWords, 2> state;
@@ -519,6 +542,37 @@ struct HalfMinSum {
     float alpha, beta;
     int pad;                            // unused: rows are padded through the block table
     __half2 scale_offset;               // f(m) = max(scale * m - offset, 0), both rounded to half
+    unsigned cols;                      // COLUMNS: shared address of this row's table entries
+
+    // COLUMNS: point at row r of the column table at `table` and, when `build` (one thread a row),
+    // fill it from the layers' block tables (y = z - s: c = r - y, or r + z - y where r < y).
+    __device__ void columns(unsigned char* table, const int2* edges, int mb, int z, int r, bool build)
+    {
+        cols = (unsigned)__cvta_generic_to_shared(table + r * kTableStride);
+        if (build)
+            for (int i = 0; i < mb * DC_MAX; ++i) {
+                const int y = edges[i].y;
+                table[r * kTableStride + i] = (unsigned char)(r >= y ? r - y : r + z - y);
+            }
+    }
+
+    // Byte offset of edge e's column of layer l (edges: the layer's block table) from the pair's
+    // column 0 (COLUMNS) or from the row's own entry.
+    __device__ __forceinline__ int column(int l, int e, const int2* edges, int r, int z4) const
+    {
+        if constexpr (COLUMNS) return edges[e].x + 4 * (int)lds_u8(cols + l * DC_MAX + e);
+        else return qc_offset(edges[e], r, z4);
+    }
+
+    // Unsatisfied-parity bits of the row of layer l for the pair (bit h: the frame in half h), from
+    // the posteriors' sign bits; post = the row's own entry.  A pad word's sign is +.
+    __device__ __forceinline__ unsigned parity(int l, float* post, const int2* edges, int r, int z4) const
+    {
+        float* const from = COLUMNS ? post - r : post;
+        unsigned p = 0u;
+        for (int e = 0; e < DC_MAX; ++e) p ^= word(from, column(l, e, edges, r, z4));
+        return ((p >> 15) & 1u) | ((p >> 30) & 2u);
+    }
 
     __device__ void init(float* store, long long slot, const int2*, const int* layer_start, int mb, int, int r,
                          int z4, int)
@@ -530,22 +584,36 @@ struct HalfMinSum {
     }
 
     // One check row: r of layer l, edges = the layer's DC_MAX (padded) block table entries, dc of
-    // them real (past_row).
+    // them real (past_row; COLUMNS: a row of fewer than DC_MAX runs one slot less); post, acc =
+    // the row's own entries.
     template <bool FLOOD>
     __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int dc, int r, int z4)
     {
+        if constexpr (COLUMNS) {
+            if (dc < DC_MAX) step<FLOOD, DC_MAX - 1>(l, post - r, acc - r, edges, dc, r, z4);
+            else step<FLOOD, DC_MAX>(l, post - r, acc - r, edges, dc, r, z4);
+        } else {
+            step<FLOOD, DC_MAX>(l, post, acc, edges, dc, r, z4);
+        }
+    }
+
+    // The row step over DC slots; post, acc = the pair's column 0 (COLUMNS) or the row's own entries.
+    template <bool FLOOD, int DC>
+    __device__ __forceinline__ void step(int l, float* post, float* acc, const int2* edges, int dc, int r, int z4)
+    {
+        static_assert(DC >= 4 && DC <= DC_MAX, "two min chains of two edges each");
         state.begin(l);
         const unsigned o1 = state.get(l, 0), o2 = state.get(l, 1);
-        unsigned q[DC_MAX], fresh[kWords];
-        int col[DC_MAX];
+        unsigned q[DC], fresh[kWords];
+        int col[DC];
         __half2 c1[2], c2[2];  // two min chains (even, odd edges) as RegisterMinSum, from edges 0, 1
         unsigned parity = 0u;
 #pragma unroll
         for (int w = 0; w < kWords; ++w) fresh[w] = 0u;
 #pragma unroll
-        for (int e = 0; e < DC_MAX; ++e) {
+        for (int e = 0; e < DC; ++e) {
             if (past_row<DC_MAX>(e, dc)) break;
-            col[e] = qc_offset(edges[e], r, z4);
+            col[e] = column(l, e, edges, r, z4);
             const int s = e & 7;
             const unsigned v = state.get(l, 2 + (e >> 3)) << s;
             const unsigned r_old = select_halves(o1, o2, with_signs_of(byte_top_masks(v), v));
@@ -566,7 +634,7 @@ struct HalfMinSum {
         const unsigned n1 = half_magnitude(m1, scale_offset) ^ sign;
         const unsigned n2 = half_magnitude(m2, scale_offset) ^ sign ^ kHalfSigns;
 #pragma unroll
-        for (int e = 0; e < DC_MAX; ++e) {
+        for (int e = 0; e < DC; ++e) {
             if (past_row<DC_MAX>(e, dc)) break;
             // X: take mag2 (bits 0-14), S_e (bit 15), per half; kept as the state's bits
             const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
@@ -586,8 +654,8 @@ struct HalfMinSum {
 // Frames a thread serves: 2 for the binary16 kernels (a half2 pair), else 1.
 template <class M>
 constexpr int kFramesPerThread = 1;
-template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS>
-constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS, MAX_THREADS>> = 2;
+template <int LAYERS_MAX, int DC_MAX, int MIN_BLOCKS, int MAX_THREADS, bool COLUMNS>
+constexpr int kFramesPerThread<HalfMinSum<LAYERS_MAX, DC_MAX, MIN_BLOCKS, MAX_THREADS, COLUMNS>> = 2;
 
 // The two smallest of a[0 .. E) (E a power of two; E = 1: a[0] and +inf): sorted pairs merged
 // in a tree of depth ceil(log2 E), (a1, a2) and (b1, b2) giving min(a1, b1) and
@@ -1077,15 +1145,6 @@ __device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, i
     return p;
 }
 
-// Unsatisfied-parity bits of row r of a layer for a frame pair (binary16 posteriors; bit h:
-// the frame in half h).  The sign bit of a half is "< 0": no posterior is -0 or NaN.
-__device__ __forceinline__ unsigned pair_row_parity(float* post, const int2* edges, int dc, int r, int z4)
-{
-    unsigned p = 0u;
-    for (int e = 0; e < dc; ++e) p ^= word(post, qc_offset(edges[e], r, z4));
-    return ((p >> 15) & 1u) | ((p >> 30) & 2u);
-}
-
 // Channel LLRs of nf frames into frame-pair words, a pair every `stride` (>= n + z, a
 // multiple of 4) words: its n columns (half_llr_pair; an odd last frame pairs with zeros,
 // which only its own half ever sees), then pad words (its rows' z among them), half +inf;
@@ -1227,10 +1286,14 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
         }
     }
     if constexpr (kPack == 2) {  // every layer padded to M::kRowBlocks entries with (4n, z)
+        // with a column table (HalfMinSum::columns) x = 4 j z for block (j, s): g = (j z + s, z - s)
+        const int shift = M::kColumns ? z : 0;
         for (int i = tid; i < mb * M::kRowBlocks; i += blockDim.x) {
             const int l = i / M::kRowBlocks;
             const int b = g_layer_start[l] + (i - l * M::kRowBlocks);
-            edges[i] = b < g_layer_start[l + 1] ? make_int2(4 * g_edges[b].x, g_edges[b].y) : make_int2(4 * n, z);
+            edges[i] = b < g_layer_start[l + 1] ? make_int2(4 * (g_edges[b].x - shift + (shift ? g_edges[b].y : 0)),
+                                                            g_edges[b].y)
+                                                : make_int2(4 * n, z);
         }
     } else if (!kAsync && kTablesHere) {
         for (int i = tid; i < nblocks + kEdgePad; i += blockDim.x)
@@ -1313,6 +1376,10 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     } else if (lane || M::kLanes > 1) {
         msgs.init(msg_store, frame0 / kPack + f, edges, layer_start, mb, nblocks, r, z4, part);
     }
+    if constexpr (kPack == 2) {
+        if constexpr (M::kColumns)  // the column table after the +inf slot (z <= kTableMaxZ), built by pair 0
+            msgs.columns(reinterpret_cast<unsigned char*>(pad + 1), edges, mb, z, r, f == 0);
+    }
     const int used = (nf + kPack - 1) / kPack * stride;  // words of posteriors in use
     if (FLOOD)
         for (int i = tid; i < used; i += blockDim.x) post[i] = lch[i];
@@ -1365,8 +1432,8 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
             if constexpr (kPack == 2) {
                 if (active) {  // a stopped frame's half runs on: its flag stays as it stopped
                     unsigned p = 0u;
-                    for (int l = 0; l < mb && p != 3u; ++l)  // padded rows: a pad word's sign is +
-                        p |= pair_row_parity(post + own, edges + l * M::kRowBlocks, M::kRowBlocks, r, z4);
+                    for (int l = 0; l < mb && p != 3u; ++l)
+                        p |= msgs.parity(l, post + own, edges + l * M::kRowBlocks, r, z4);
                     if ((p & 1u) && !done[2 * f]) fail[2 * f] = 1;
                     if ((p & 2u) && !done[2 * f + 1]) fail[2 * f + 1] = 1;
                 }

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 import gpuldpc as gl
 from gpuldpc.cuda import CudaDecoder, DeviceLimits, KernelAttributes, NotQuasiCyclic, kernel_name, launch_shape
 from gpuldpc.cuda import qc_layout
+from gpuldpc.cuda.decoder import kernel_state_bytes
+from gpuldpc.codes.qc import qc_expand
 from gpuldpc.cuda.tuning import shared_bytes, threads_per_block
 
 SNRS = {"1/2": (1.0, 1.5, 2.0, 2.5), "3/4": (2.5, 3.0, 3.5, 4.0), "5/6": (3.25, 3.75, 4.25, 4.75)}
@@ -139,6 +141,31 @@ def test_frame_error_rate_close_to_float32(cuda, frames, name):
 
 
 @pytest.mark.cuda
+def _wimax_half_rate_at(z):
+    """WiMAX rate 1/2's base matrix lifted to ``z`` as 802.16e scales it (s * z // 96)."""
+    base = np.asarray(gl.codes.get("wimax-2304-1/2").base)
+    lifted = np.where(base >= 0, base * z // 96, -1)
+    return gl.codes.Code(f"wimax-half-z{z}", qc_expand(lifted, z), k=12 * z, base=lifted, z=z)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("z", (256, 257))
+def test_column_table_edge_and_wide_circulants(cuda, frames, reference, z):
+    """The column table holds (r + s) mod z in a byte: z = 256 is its largest circulant
+    (qc_hs12x7, rows of 6 blocks skip their seventh slot), z = 257 runs the same rows without
+    it (qc_hw12x8); both bit for bit the float16 reference, layered and flooding."""
+    code = _wimax_half_rate_at(z)
+    parts = [frames(code, snr, 120, seed=90 + i) for i, snr in enumerate((1.5, 2.0))]
+    llr = np.concatenate([p[1] for p in parts])
+    for st in SETTINGS[:3]:
+        dec = _half(code, **st)
+        assert dec.kernel.startswith("qc_hs12x7" if z <= 256 else "qc_hw12x8"), dec.kernel
+        got = dec.decode(llr)
+        _assert_same(got, reference(code, llr, max_iterations=10, precision="float16", **st), f"z={z} {st}")
+        assert 0 < got.valid.mean() < 1, (z, st, got.valid.mean())
+        dec.close()
+
+
 def test_user_errors_on_the_gpu(cuda):
     code = gl.codes.get("wimax-2304-1/2")
     with pytest.raises(ValueError, match="frames_per_block=3 is not a multiple of 2"):
@@ -165,6 +192,15 @@ def test_kernel_choice():
             assert kernel_name(get(name), "nms", "layered", "float32", precision="float16").startswith("qc_hs")
     with pytest.raises(ValueError, match="precision='float16' runs min-sum only"):
         kernel_name(get("wimax-576-1/2"), "spa", "layered", "float32", precision="float16")
+    # the column table's bytes hold circulants of up to 256: past that the rows run as hw12x8
+    for z, variant in ((256, "hs12x7"), (257, "hw12x8"), (512, "hw12x8")):
+        lay = qc_layout(_wimax_half_rate_at(z))
+        assert kernel_name(lay, "nms", "layered", "int8", precision="float16") == f"qc_{variant}_layered_i8"
+    # its shared memory: z rows of layers x blocks bytes, rounded up to an odd number of words
+    assert kernel_state_bytes("qc_hs12x7_layered_i8", get("wimax-2304-1/2"), 512) == 96 * 84
+    assert kernel_state_bytes("qc_hs12x8_flooding_f32", get("wifi-1944-1/2"), 512) == 81 * 100
+    assert kernel_state_bytes("qc_hw12x8_layered_f32", qc_layout(_wimax_half_rate_at(300)), 512) == 0
+    assert kernel_state_bytes("qc_hs8x16_layered_f32", get("wifi-1944-3/4"), 512) == 0
 
 
 def test_launch_shape_counts_a_pair_as_two_frames():

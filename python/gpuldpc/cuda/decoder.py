@@ -53,8 +53,12 @@ EDGE_PARALLEL = {("latency", "layered"): (12, 1, 8, 96), ("latency", "flooding")
 PAIRED_ROWS = {"qc_ep12x1x8_layered_": ("qc_pl12x2x7_layered_", 7)}
 STORED_MAX_ROW_BLOCKS = 27        # kernels/qc_decode.cu: StoredMessages<27>, sign bits of a row
 # precision="float16": min-sum in binary16, two frames a thread (kernels/qc_decode.cu HalfMinSum,
-# entry points qc_hs<layers>x<blocks>_*), for codes of these shapes, tried in this order; both presets
+# entry points qc_hs<layers>x<blocks>_*), for codes of these shapes, tried in this order; both presets.
+# The variants with rows of up to 8 blocks read their columns from a column table of bytes (z <= 256:
+# HALF_TABLE_MAX_Z); at larger z the same rows run as qc_hw12x8_* (HalfMinSum without the table)
 HALF_VARIANTS = ((12, 7), (12, 8), (8, 16), (4, 24), (8, 24), (24, 10), (16, 24))
+HALF_TABLE_MAX_Z = 256
+HALF_WIDE = (12, 8)
 # min-sum with the rows' state in device memory (kernels/qc_decode.cuh RowState<0, ...>; entry points
 # qc_mm<blocks>_* float32, qc_hm<blocks>_* binary16): any number of layers, rows of up to this many
 # blocks; taken where no register variant holds the layers (5G NR BG1 below rate 2/3, BG2 below 1/3)
@@ -89,8 +93,13 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
             raise ValueError("precision='float16' runs min-sum only ('nms', 'oms'); algorithm='spa' needs "
                              "precision='float32'")
         for layers, row in HALF_VARIANTS:
-            if _fits(layout, f"hs{layers}x{row}", layers, row):
-                return f"qc_hs{layers}x{row}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
+            if row <= 8 and layout.z > HALF_TABLE_MAX_Z:     # past the column table's bytes
+                layers, row = HALF_WIDE
+                variant = f"hw{layers}x{row}"
+            else:
+                variant = f"hs{layers}x{row}"
+            if _fits(layout, variant, layers, row):
+                return f"qc_{variant}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
         if _fits(layout, f"hm{MEMORY_ROW_BLOCKS}", layout.layers, MEMORY_ROW_BLOCKS):
             return f"qc_hm{MEMORY_ROW_BLOCKS}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
         raise NotQuasiCyclic(f"precision='float16' has kernels for codes with rows of up to {MEMORY_ROW_BLOCKS} "
@@ -138,8 +147,14 @@ def kernel_state_bytes(kernel: str, layout, max_threads: int) -> int:
     layer step (pl: two layers a step) and thread slot of its ``__launch_bounds__``
     (``max_threads``, the kernel's own attribute) E messages and E column addresses (8 bytes
     each; E rounded up to 4s; pl: the column addresses only, its messages live in registers),
-    plus 16 bytes of alignment; 0 for the other kernels."""
+    plus 16 bytes of alignment; the binary16 register variants with rows of up to 8 blocks
+    (``qc_hs<L>x<D>_...``, D <= 8, z <= :data:`HALF_TABLE_MAX_Z`) their column table
+    (HalfMinSum::columns: z rows of L x D bytes rounded up to an odd number of 4-byte words); 0
+    for the other kernels."""
     variant = kernel.split("_")[1]
+    if variant.startswith("hs"):
+        layers, row = (int(v) for v in variant[2:].split("x"))
+        return layout.z * ((layers * row + 3) // 4 | 1) * 4 if row <= 8 else 0
     if not (variant.startswith("pl") or variant.startswith("ep") and kernel_lanes(kernel) == 1):
         return 0
     steps = layout.layers // kernel_lanes(kernel)
@@ -167,10 +182,10 @@ def latency_kernel_is_resident(code, algorithm: str, schedule: str, llr_dtype: s
 
 def kernel_pairs(kernel: str) -> tuple[int, int]:
     """(frames a thread serves, block-table entries a layer): (2, blocks) for the binary16 entry
-    points ``qc_hs<layers>x<blocks>_...`` and ``qc_hm<blocks>_...`` (a half2 frame pair, rows
-    padded through the table), else (1, 0)."""
+    points ``qc_hs<layers>x<blocks>_...``, ``qc_hw12x8_...`` and ``qc_hm<blocks>_...`` (a half2
+    frame pair, rows padded through the table), else (1, 0)."""
     variant = kernel.split("_")[1]
-    return (2, int(variant[2:].split("x")[-1])) if variant.startswith(("hs", "hm")) else (1, 0)
+    return (2, int(variant[2:].split("x")[-1])) if variant.startswith(("hs", "hw", "hm")) else (1, 0)
 
 
 def message_words(kernel: str, layout) -> int:
