@@ -3,7 +3,7 @@
 
     python bench/gr_throughput.py [--backend cpu] [--code wifi-1944-1/2] [--frames 20000]
                                   [--preset throughput] [--batch 0] [--path block|core]
-                                  [--early-stop] [--repeats 1] [--out bench/results]
+                                  [--early-stop] [--no-frame-tags] [--repeats 1] [--out bench/results]
 
 A ``vector_source_f`` holding ``--frames`` frames (a pool of 256 noisy codewords,
 Eb/N0 = 2.5 dB, GNU Radio sign, repeated) feeds the decoder block, whose words go to a
@@ -15,7 +15,7 @@ stop, copies into and out of GNU Radio's buffers included), info Mb/s, the decod
 own figure (time with a batch in flight), and ``gl.Decoder.decode`` on the same frames
 (the same array, batches of the block's size) for the ratio issue 13 asks of the block;
 iterations fixed at 10, without early stop unless ``--early-stop`` (DESIGN.md
-"Measuring").  ``--repeats R`` runs the flowgraph and ``gl.Decoder`` R times each,
+"Measuring"); ``--no-frame-tags`` builds the block with ``frame_tags=False``.  ``--repeats R`` runs the flowgraph and ``gl.Decoder`` R times each,
 interleaved (a shared machine's load changes within a second): the row gives the medians,
 each repeat's ratio and the process CPU time of both (``cpu_ratio``: gl.Decoder's CPU
 seconds over the flowgraph's, what the block costs beside the decode whatever the load).
@@ -102,14 +102,14 @@ def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.
     return stream, done[1], stats, stats["frames"] - warm
 
 
-def measure_block(code, frames_llr, decoder_args):
+def measure_block(code, frames_llr, decoder_args, frame_tags=True):
     """Wall and process CPU time of a GNU Radio flowgraph vector source -> ldpc_decoder ->
-    null sink over ``frames_llr`` [frames, n]."""
+    null sink over ``frames_llr`` [frames, n] (``frame_tags``: the block's per-frame tags)."""
     from gnuradio import blocks, gr
 
     from gnuradio import gpuldpc
 
-    decoder = gpuldpc.ldpc_decoder(code.name, **decoder_args)
+    decoder = gpuldpc.ldpc_decoder(code.name, frame_tags=frame_tags, **decoder_args)
     tb = gr.top_block("gr_throughput")
     source = blocks.vector_source_f(frames_llr.ravel(), False, code.n)
     tb.connect(source, decoder, blocks.null_sink(gr.sizeof_char * decoder.core.vlen_out))
@@ -138,7 +138,7 @@ def measure_decoder(code, frames_llr, count, decoder_args, batch):
 
 
 def measure(code_name, backend, frames, preset, batch, path="block", iterations=10, ebn0_db=2.5,
-            foreign=False, bad_fraction=0.0, early_stop=False, repeats=1):
+            foreign=False, bad_fraction=0.0, early_stop=False, repeats=1, frame_tags=True):
     code = gl.codes.get(code_name)
     llr = pool_llr(code, ebn0_db)
     args = dict(backend=backend, max_iterations=iterations, early_stop=early_stop, preset=preset,
@@ -147,7 +147,7 @@ def measure(code_name, backend, frames, preset, batch, path="block", iterations=
     block_runs, gl_runs = [], []
     for _ in range(repeats):                   # interleaved: flowgraph, gl.Decoder, flowgraph, ...
         if path == "block":
-            runner, wall, cpu, stats, timed = measure_block(code, frames_llr, args)
+            runner, wall, cpu, stats, timed = measure_block(code, frames_llr, args, frame_tags)
         else:
             runner, wall, stats, timed = measure_core(code, llr, frames, args, foreign, bad_fraction)
             cpu = None
@@ -179,6 +179,7 @@ def measure(code_name, backend, frames, preset, batch, path="block", iterations=
         "cpu_ratio": float(np.median(cpu_ratios)) if cpu_ratios else None,
         "cpu_ratios": [round(r, 3) for r in cpu_ratios],
         "flowgraph": "vector_source_f -> ldpc_decoder -> null_sink" if path == "block" else None,
+        "frame_tags": frame_tags if path == "block" else None,
     }
 
 
@@ -196,13 +197,15 @@ def main(argv=None):
     parser.add_argument("--bad-fraction", type=float, default=0.0,
                         help="core path: this fraction of the frames holds NaN LLRs (erased)")
     parser.add_argument("--early-stop", action="store_true", help="stop frames whose syndrome is zero")
+    parser.add_argument("--no-frame-tags", action="store_true",
+                        help="block path: the decoder block without its per-frame iterations/valid tags")
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of the flowgraph and of gl.Decoder, interleaved; the row gives medians")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = parser.parse_args(argv)
     row = measure(args.code, args.backend, args.frames, args.preset, args.batch, args.path,
                   foreign=args.foreign, bad_fraction=args.bad_fraction, early_stop=args.early_stop,
-                  repeats=args.repeats)
+                  repeats=args.repeats, frame_tags=not args.no_frame_tags)
     host, gpu, drv = "cpu-" + platform.node(), None, None
     if row["backend"] == "cuda":
         query = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],

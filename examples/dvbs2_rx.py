@@ -79,7 +79,7 @@ class dvbs2_rx(gr.top_block):
             max_iterations=50, early_stop=True, backend='auto',
             positive_llr_bit=0, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
-            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32')
+            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32', frame_tags=True)
         self.channel = blocks.add_vcc(1)
         self.bits = analog.random_uniform_source_b(0, 2, 1)
         self.bit_order = blocks.interleave(gr.sizeof_float*1, 1)

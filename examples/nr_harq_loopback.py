@@ -72,12 +72,12 @@ class nr_harq_loopback(gr.top_block):
             max_iterations=10, early_stop=True, backend='auto',
             positive_llr_bit=1, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
-            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32')
+            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32', frame_tags=True)
         self.decoder_combined = gpuldpc.ldpc_decoder(k=k, e=e, rv=[0, 2], bg=None, n_ref=None, qm=None, algorithm='nms', schedule='layered',
             max_iterations=10, early_stop=True, backend='auto',
             positive_llr_bit=1, output='info', on_failure='pass', on_bad_llr='erase',
             preset='throughput', batch=0, devices=None, streams=None,
-            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32')
+            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32', frame_tags=True)
         self.channel_rv2 = blocks.add_vcc(1)
         self.channel_rv0 = blocks.add_vcc(1)
         self.bpsk_rv2 = digital.chunks_to_symbols_bc([-1, 1], 1)

@@ -56,7 +56,7 @@ class rx_recording(gr.top_block):
             max_iterations=10, early_stop=True, backend='auto',
             positive_llr_bit=0, output='info', on_failure='pass', on_bad_llr='erase',
             preset='latency', batch=0, devices=None, streams=None,
-            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32')
+            alpha=0.75, beta=0.5, stats_interval=1.0, precision='float32', frame_tags=True)
         self.check = gpuldpc.payload_check(k=gpuldpc.load_code(code).k, seed=payload_seed)
 
 

@@ -273,7 +273,7 @@ def test_grcc_builds_the_decoder_with_soft_output(tmp_path, grcc):
     result = grcc(tmp_path / "check.grc", tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     generated = (tmp_path / "check.py").read_text()
-    assert "precision='float32',\n            soft_output='posterior')" in generated
+    assert "precision='float32', frame_tags=True,\n            soft_output='posterior')" in generated
     assert "self.connect((self.dec, 1), (self.llr_snk, 0))" in generated
     (tmp_path / "check.grc").write_text(soft_output_graph(324))
     result = grcc(tmp_path / "check.grc", tmp_path)

@@ -122,6 +122,29 @@ def test_failed_frames_pass_or_drop_with_counts_and_tags(wifi_frames, backend, o
         assert stats["dropped"] == 2
 
 
+def test_frame_tags_off_keeps_input_and_bad_llr_tags(wifi_frames, backend):
+    """frame_tags=False: no per-frame ``iterations`` / ``valid`` tags, while the input's tags
+    still move with their frames and a frame with a NaN LLR is still tagged ``bad_llr``."""
+    code, info, llr = wifi_frames
+    frames = -llr.copy()
+    frames[2, 5] = np.nan
+    marks = [gr.tag_utils.python_to_tag((i, pmt.intern("frame_no"), pmt.from_long(i))) for i in range(6)]
+    block = gpuldpc.ldpc_decoder(BINARY, backend=backend, batch=4, frame_tags=False)
+    out, tags = run_stream(block, frames, code.k, marks)
+    keep = [0, 1, 3, 4, 5]
+    assert np.array_equal(out[keep], info[keep])
+    assert tag_values(tags, "iterations") == {} and tag_values(tags, "valid") == {}
+    assert tag_values(tags, "frame_no") == {i: i for i in range(6)}
+    assert tag_values(tags, "bad_llr") == {2: True}
+    assert block.stats()["bad_llr_frames"] == 1
+    block.set_frame_tags(True)
+    assert block.frame_tags is True
+    with pytest.raises(ValueError, match="frame_tags must be True or False, got 'no'"):
+        block.set_frame_tags("no")
+    with pytest.raises(ValueError, match="frame_tags must be True or False, got 1"):
+        gpuldpc.nb_ldpc_decoder(NB, frame_tags=1)
+
+
 def test_batch_larger_than_stream_loses_no_frame(wifi_frames, backend):
     code, info, llr = wifi_frames
     block = gpuldpc.ldpc_decoder(BINARY, backend=backend, batch=64)

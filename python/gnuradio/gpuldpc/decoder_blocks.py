@@ -20,10 +20,11 @@ output, a float vector of ``vlen_soft`` LLRs (:mod:`gpuldpc.soft`, in the input'
 item for item with the bits.
 
 Per output frame stream tags are added at its item: ``iterations`` (long),
-``valid`` (bool, syndrome zero), and ``bad_llr`` (bool True) on a frame whose
-LLRs held NaN or +-inf and was decoded with them erased (``on_bad_llr="erase"``);
-tags on the input frames move with their frame (tags of dropped frames are
-dropped with them).  The ``stats`` message port publishes a PMT dict (frames,
+``valid`` (bool, syndrome zero) unless ``frame_tags=False`` (their cost, about
+1 us a frame on the block's thread, is its largest after the decode on the cpu
+backend), and ``bad_llr`` (bool True, always) on a frame whose LLRs held NaN or
++-inf and was decoded with them erased (``on_bad_llr="erase"``); tags on the input
+frames move with their frame (tags of dropped frames are dropped with them).  The ``stats`` message port publishes a PMT dict (frames,
 failures, dropped, bad_llr_frames, mean_iterations, coded_mbps, fallbacks,
 backend, page_locked_bytes) every ``stats_interval`` seconds of work and when the
 flowgraph stops.  On the cuda backend the block page-locks the GNU Radio buffer its
@@ -82,7 +83,8 @@ def stats_to_pmt(stats: dict):
 class _FrameDecoderBlock(gr.basic_block):
     """Common body of the stream decoders (a general block: dropped frames change the rate)."""
 
-    def __init__(self, name: str, stats_interval: float, **stream_args):
+    def __init__(self, name: str, stats_interval: float, frame_tags: bool, **stream_args):
+        self.set_frame_tags(frame_tags)
         self.core = StreamDecoder(warn=gr.log.warn, **stream_args)
         soft = [(np.float32, self.core.vlen_soft)] if self.core.vlen_soft else []
         gr.basic_block.__init__(self, name=name,
@@ -126,6 +128,12 @@ class _FrameDecoderBlock(gr.basic_block):
     def set_stats_interval(self, seconds: float):
         self.stats_interval = float(seconds)
 
+    def set_frame_tags(self, frame_tags: bool):
+        """Whether every output frame gets its ``iterations`` and ``valid`` tags."""
+        if not isinstance(frame_tags, (bool, np.bool_)):
+            raise ValueError(f"frame_tags must be True or False, got {frame_tags!r}")
+        self.frame_tags = bool(frame_tags)
+
     def forecast(self, noutput_items, ninputs):
         # One frame is enough to run: a call hands over what is waiting, up to a batch.
         return [1] * ninputs
@@ -165,9 +173,10 @@ class _FrameDecoderBlock(gr.basic_block):
         # 3.10.5 sync block adding 30000 frames' tags; 3000 WiFi 1944 frames took 9 ms
         # of CPU against 43 ms for their decode).  What is left is add_item_tag itself.
         add = self.add_item_tag
-        for i, (iterations, valid) in enumerate(zip(batch.iterations.tolist(), batch.valid.tolist())):
-            add(0, written + i, _KEY_ITERATIONS, _iterations_pmt(iterations))
-            add(0, written + i, _KEY_VALID, _VALID[valid])
+        if self.frame_tags:
+            for i, (iterations, valid) in enumerate(zip(batch.iterations.tolist(), batch.valid.tolist())):
+                add(0, written + i, _KEY_ITERATIONS, _iterations_pmt(iterations))
+                add(0, written + i, _KEY_VALID, _VALID[valid])
         for i in np.flatnonzero(batch.bad_llr).tolist():
             self.add_item_tag(0, written + i, _KEY_BAD_LLR, pmt.PMT_T)
 
@@ -221,6 +230,9 @@ class ldpc_decoder(_FrameDecoderBlock):
     alpha, beta : min-sum scale and offset.
     stats_interval : float
         Seconds between ``stats`` messages.
+    frame_tags : bool
+        Tag every output frame with ``iterations`` and ``valid`` (True, the default); False
+        leaves them out (``bad_llr`` tags and the input's tags still move with their frames).
     precision : {"float32", "float16", "int16", "int8"}
         Message arithmetic (:class:`gpuldpc.Decoder`): "float16" runs min-sum in binary16,
         two frames a GPU thread (cuda, or the reference decoder: the same bits), "int16" and
@@ -236,9 +248,9 @@ class ldpc_decoder(_FrameDecoderBlock):
                  output="info", on_failure="pass", preset="throughput", batch=0,
                  devices=None, streams=None, alpha=0.75, beta=0.5, stats_interval=1.0,
                  precision="float32", on_bad_llr="erase", k=None, e=None, rv=0, bg=None,
-                 n_ref=None, qm=None, soft_output=None):
+                 n_ref=None, qm=None, soft_output=None, frame_tags=True):
         code = require_kind(block_code(code, k, e, rv, bg, n_ref, qm), binary=True)
-        super().__init__("ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
+        super().__init__("ldpc_decoder", stats_interval, frame_tags, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
                          early_stop=early_stop, backend=backend,
                          positive_llr_bit=positive_llr_bit, output=output,
@@ -261,9 +273,9 @@ class nb_ldpc_decoder(_FrameDecoderBlock):
                  max_iterations=10, early_stop=True, backend="auto", positive_llr_bit=1,
                  llr_input="bit", output="info", output_format="symbols", on_failure="pass",
                  preset="throughput", batch=0, devices=None, streams=None, stats_interval=1.0,
-                 on_bad_llr="erase"):
+                 on_bad_llr="erase", frame_tags=True):
         require_kind(code, binary=False)
-        super().__init__("nb_ldpc_decoder", stats_interval, code=code, algorithm=algorithm,
+        super().__init__("nb_ldpc_decoder", stats_interval, frame_tags, code=code, algorithm=algorithm,
                          schedule=schedule, max_iterations=max_iterations,
                          early_stop=early_stop, backend=backend,
                          positive_llr_bit=positive_llr_bit, llr_input=llr_input, output=output,
