@@ -15,10 +15,11 @@ stop, copies into and out of GNU Radio's buffers included), info Mb/s, the decod
 own figure (time with a batch in flight), and ``gl.Decoder.decode`` on the same frames
 (the same array, batches of the block's size) for the ratio issue 13 asks of the block;
 iterations fixed at 10, without early stop unless ``--early-stop`` (DESIGN.md
-"Measuring"); ``--no-frame-tags`` builds the block with ``frame_tags=False``.  ``--repeats R`` runs the flowgraph and ``gl.Decoder`` R times each,
-interleaved (a shared machine's load changes within a second): the row gives the medians,
-each repeat's ratio and the process CPU time of both (``cpu_ratio``: gl.Decoder's CPU
-seconds over the flowgraph's, what the block costs beside the decode whatever the load).
+"Measuring"); ``--no-frame-tags`` builds the block with ``frame_tags=False``.
+``--repeats R`` runs the flowgraph and ``gl.Decoder`` R times each, interleaved (a shared
+machine's load changes within a second): the row gives the medians, each repeat's ratio
+and the process CPU time of both (``cpu_ratio``: gl.Decoder's CPU seconds over the
+flowgraph's, what the block costs beside the decode whatever the load).
 Rows are appended to ``<out>/<host>-gr_throughput.json`` in the bench results format.
 
 ``--path core`` (for the GPU machine, which has no GNU Radio) times the block's
@@ -70,7 +71,8 @@ def measure_core(code, llr, frames, decoder_args, foreign=False, bad_fraction=0.
     rows = 2 * stream.batch
     # foreign: memory NumPy does not own, laid out as GNU Radio's buffers (one SysV segment
     # mapped twice), which the work path page-locks whole (StreamDecoder._lock_buffer)
-    double_map = memory_maps.DoubleMap(-(-rows * code.n * 4 // mmap.PAGESIZE) * mmap.PAGESIZE) if foreign else None
+    pages = -(-rows * code.n * 4 // mmap.PAGESIZE)
+    double_map = memory_maps.DoubleMap(pages * mmap.PAGESIZE) if foreign else None
     ring = (double_map.array(np.float32)[:rows * code.n].reshape(rows, code.n) if foreign
             else np.empty((rows, code.n), np.float32))
     ring[:] = np.resize(llr, ring.shape)

@@ -24,12 +24,13 @@ Per output frame stream tags are added at its item: ``iterations`` (long),
 1 us a frame on the block's thread, is its largest after the decode on the cpu
 backend), and ``bad_llr`` (bool True, always) on a frame whose LLRs held NaN or
 +-inf and was decoded with them erased (``on_bad_llr="erase"``); tags on the input
-frames move with their frame (tags of dropped frames are dropped with them).  The ``stats`` message port publishes a PMT dict (frames,
-failures, dropped, bad_llr_frames, mean_iterations, coded_mbps, fallbacks,
-backend, page_locked_bytes) every ``stats_interval`` seconds of work and when the
-flowgraph stops.  On the cuda backend the block page-locks the GNU Radio buffer its
-input lies in once, for DMA from where the frames lie, and unlocks it at ``stop()``
-(``page_locked_bytes``; docs/blocks.md "GNU Radio's buffers").
+frames move with their frame (tags of dropped frames are dropped with them).  The
+``stats`` message port publishes a PMT dict (frames, failures, dropped, bad_llr_frames,
+mean_iterations, coded_mbps, fallbacks, backend, page_locked_bytes) every
+``stats_interval`` seconds of work and when the flowgraph stops.  On the cuda backend
+the block page-locks the GNU Radio buffer its input lies in once, for DMA from where the
+frames lie, and unlocks it at ``stop()`` (``page_locked_bytes``; docs/blocks.md "GNU
+Radio's buffers").
 
 Never a dead flowgraph: bad frames are counted, not fatal; a backend fault (CUDA
 error, lost device, out of memory) logs one line and the block continues on the
