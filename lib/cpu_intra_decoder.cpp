@@ -44,15 +44,24 @@ struct LayerPosteriors {
   const uint8_t* wrap;
   size_t z;
   hn::Mask<D> rows;
+  bool full;  // every lane a row of the layer: plain stores (AVX2's masked stores are slow on AMD)
 
   HWY_INLINE hn::Vec<D> Load(D d, size_t e) const { return hn::LoadU(d, post + off[e]); }
+
+  HWY_INLINE void Put(D d, hn::Vec<D> v, hn::TFromD<D>* p) const {
+    if (full) {
+      hn::StoreU(v, d, p);
+    } else {
+      hn::BlendedStore(v, rows, d, p);
+    }
+  }
 
   HWY_INLINE void Store(D d, size_t e, hn::Vec<D> v) const {
     hn::TFromD<D>* p = post + off[e];
     const uint8_t w = wrap[e];  // read before the stores, which may alias it
-    hn::BlendedStore(v, rows, d, p);
-    if (w & kIntraWrapHead) hn::BlendedStore(v, rows, d, p + z);
-    if (w & kIntraWrapCopy) hn::BlendedStore(v, rows, d, p - z);
+    Put(d, v, p);
+    if (w & kIntraWrapHead) Put(d, v, p + z);
+    if (w & kIntraWrapCopy) Put(d, v, p - z);
   }
 };
 
@@ -110,7 +119,8 @@ void DecodeFrameT(const QcLayers& q, const BinaryConfig& cfg, const float* llr, 
       const size_t dc = q.layer_ptr[i + 1] - e0;
       for (size_t g = 0; g < groups; ++g) {
         const size_t k0 = e0 * groups + g * dc;
-        const LayerPosteriors<D> rows{post, offsets + k0, ws.wraps.data() + k0, z, hn::FirstN(d, z - g * N)};
+        const LayerPosteriors<D> rows{post, offsets + k0, ws.wraps.data() + k0, z, hn::FirstN(d, z - g * N),
+                                      z - g * N >= N};
         WithRowWeight<kIntraConstantRowWeight>(dc, [&](auto k) HWY_INLINE_LAMBDA {
           MinSumRow<true, decltype(k)::value>(d, dc, rows, msg + e0 * zp + g * N, zp, q_buf, rule);
         });
