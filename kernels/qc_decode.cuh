@@ -277,8 +277,8 @@ __device__ __forceinline__ unsigned with_signs_of(unsigned m, unsigned s)
 // (minsum_magnitude), each rounded once (an FMA whose other part is exact).
 __device__ __forceinline__ unsigned half_magnitude(__half2 m, __half2 so)
 {
-    const __half2 f = __hfma2(__low2half2(so), m, __hneg2(__high2half2(so)));
-    return as_bits(__hmin2(__hmax2(f, __float2half2_rn(0.0f)), as_half2(kHalfRMax2)));
+    const __half2 f = __hfma2_relu(__low2half2(so), m, __hneg2(__high2half2(so)));
+    return as_bits(__hmin2(f, as_half2(kHalfRMax2)));
 }
 
 // Two-min update (Algorithm 1, lines 3-14) of one |Q| at position e.

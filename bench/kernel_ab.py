@@ -1,0 +1,148 @@
+"""Two or more builds of the kernels side by side on one GPU (METHOD.md's A/B): alternated
+processes, each loading its fatbins from its own ``GPULDPC_KERNEL_DIR``, the same Python.
+
+    bash tools/build_kernels.sh .gpukernels-base      # (at the old commit) the baseline's fatbins
+    python bench/kernel_ab.py --variant B=.gpukernels-base --variant P=.gpukernels --rounds 2 \\
+        --out $OUT --name h200-binary16-alu-ab
+
+Each process measures, binary16 messages (``precision="float16"``), layered NMS, 10 it., no
+early stop, WiMAX 2304 r1/2 and WiFi 1944 r1/2:
+
+* ``kernel only``: one launch of ``--frames`` resident frames between CUDA events
+  (``CudaDecoder.kernel_seconds``: the lower-level figure, labelled so);
+* ``gl.Decoder``: int4 and int8 LLRs with packed decisions from a ``dec.pinned_llr`` array
+  (what a user gets, issue 16's int4 row), the chunk's kernel beside it;
+* a digest of the decisions, iteration counts and flags of 4096 frames at 1.5 and 2 dB for
+  NMS and OMS, layered and flooding, early stop on: the builds must agree bit for bit (the
+  GPU tests compare each with the reference decoder).
+
+Writes ``<name>.json`` (every row names its ``api`` and ``variant``) and ``<name>.txt``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import gpuldpc as gl  # noqa: E402
+from gpu_binary import noisy, one_launch  # noqa: E402
+from timing import median_time, source_commit  # noqa: E402
+
+CODES = ("wimax-2304-1/2", "wifi-1944-1/2")
+
+
+def digest(code):
+    """sha256 over decisions, iterations and flags of the settings in the module docstring."""
+    h = hashlib.sha256()
+    rng = np.random.default_rng(11)
+    cw = code.encode(rng.integers(0, 2, (4096, code.k), dtype=np.uint8))
+    llr = np.concatenate([gl.channel.transmit(code, cw[:2048], 1.5, rng), gl.channel.transmit(code, cw[2048:], 2.0, rng)])
+    for algorithm in ("nms", "oms"):
+        for schedule in ("layered", "flooding"):
+            dec = gl.Decoder(code, backend="cuda", precision="float16", algorithm=algorithm, schedule=schedule,
+                             max_iterations=10, early_stop=True, devices=[0])
+            res = dec.decode(llr)
+            for a in (res.bits, res.iterations, res.valid):
+                h.update(np.ascontiguousarray(a).tobytes())
+            dec.close()
+    return h.hexdigest()[:16]
+
+
+def child(frames, reps):
+    rows, digests = [], {}
+    for name in CODES:
+        code = gl.codes.get(name)
+        t, fer = one_launch(code, frames, precision="float16")
+        rows.append(dict(code=name, api="CudaDecoder.kernel_seconds (kernel only, one launch)", input="resident",
+                         frames=frames, coded_gbps=code.n * frames / t / 1e9, fer=fer))
+        for llr_dtype, scale in (("int4", 0.75), ("int8", 0.25)):
+            dec = gl.Decoder(code, backend="cuda", max_iterations=10, early_stop=False, devices=[0],
+                             precision="float16", llr_dtype=llr_dtype, llr_scale=scale, packed=True)
+            batch = dec.preferred_batch("throughput")
+            cw, llr = noisy(code, batch)
+            src = dec.pinned_llr(batch)
+            src[:] = (gl.pack_int4(llr, scale) if llr_dtype == "int4"
+                      else np.clip(np.round(llr / scale), -127, 127).astype(np.int8))
+            fer = float((np.unpackbits(dec.decode(src).bits, axis=1, count=code.n) != cw).any(axis=1).mean())
+            t = median_time(lambda: dec.decode(src), reps)
+            low = dec._impl.decoder
+            chunk = low.engines[0].chunk
+            rows.append(dict(code=name, api="gl.Decoder", input=f"pinned {llr_dtype}, packed bits", frames=batch,
+                             coded_gbps=code.n * batch / t / 1e9, fer=fer,
+                             kernel_gbps=code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9))
+            dec.close()
+        digests[name] = digest(code)
+    return dict(rows=rows, digests=digests)
+
+
+def gpu_facts():
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip().split(", ")
+    return dict(gpu=smi[0], driver=smi[1] if len(smi) > 1 else None)
+
+
+def format_table(doc):
+    lines = [f"# {doc['gpu']} (driver {doc['driver']}), commit {doc['commit']}, {doc['date']}; "
+             f"variants {doc['variants']}; processes in the order below",
+             "# binary16 messages, layered NMS, 10 it., no early stop, coded Gb/s"]
+    for p in doc["processes"]:
+        lines.append("")
+        for r in p["rows"]:
+            kern = f"  (kernel only {r['kernel_gbps']:.1f})" if r.get("kernel_gbps") else ""
+            lines.append(f"{p['variant']}{p['round']}  {r['code']:<15} {r['api']:<52} {r['input']:<26} "
+                         f"{r['coded_gbps']:6.2f} Gb/s{kern}")
+        lines.append(f"{p['variant']}{p['round']}  digests {p['digests']}")
+    lines.append("")
+    lines.append(f"decisions, iterations, flags identical across variants: {doc['identical']}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variant", action="append", default=[], help="NAME=kernel folder (two or more)")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--frames", type=int, default=131072, help="frames of the kernel-only launch")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--name", default="kernel-ab")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.frames, args.reps)))
+        return 0
+    variants = dict(v.split("=", 1) for v in args.variant)
+    if len(variants) < 2:
+        ap.error("give two or more --variant NAME=folder")
+    processes = []
+    for rnd in range(1, args.rounds + 1):
+        for name, folder in variants.items():
+            env = dict(os.environ, GPULDPC_KERNEL_DIR=os.path.abspath(folder))
+            out = subprocess.run([sys.executable, __file__, "--child", "--frames", str(args.frames),
+                                  "--reps", str(args.reps)], env=env, capture_output=True, text=True)
+            if out.returncode:
+                sys.stderr.write(out.stderr)
+                return out.returncode
+            processes.append(dict(variant=name, round=rnd, **json.loads(out.stdout.splitlines()[-1])))
+            print(f"{name}{rnd} done", flush=True)
+    doc = dict(**gpu_facts(), commit=source_commit(), date=datetime.datetime.now().isoformat(timespec="seconds"),
+               variants=variants, processes=processes,
+               identical=len({json.dumps(p["digests"], sort_keys=True) for p in processes}) == 1)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"{args.name}.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    text = format_table(doc)
+    with open(os.path.join(args.out, f"{args.name}.txt"), "w") as f:
+        f.write(text)
+    print(text)
+    return 0 if doc["identical"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
