@@ -47,6 +47,14 @@ def noisy(code, frames, seed=1, ebn0=EBN0_DB):
     return np.tile(cw, (reps, 1))[:frames], np.tile(llr, (reps, 1))[:frames]
 
 
+def quantised(llr, llr_dtype, scale):
+    """float32 LLRs as the host array of ``llr_dtype`` "int8" (round(llr / scale) in -127..127) or
+    "int4" (:func:`gpuldpc.pack_int4`), with ``llr_scale=scale``."""
+    if llr_dtype == "int4":
+        return gl.pack_int4(llr, scale)
+    return np.clip(np.round(llr / np.float32(scale)), -127, 127).astype(np.int8)
+
+
 def row(system, code, frames, seconds, *, api, input, algorithm="nms", schedule="layered", iterations=10,
         early_stop=False, llr_dtype="float32", streams=None, kernel_gbps=None, fer=None, **extra):
     r = dict(system=system, code=code.name, algorithm=algorithm, schedule=schedule,
@@ -97,7 +105,7 @@ def end_to_end(code, frames, iterations=10, llr_dtype="float32", pinned=True, de
                        llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0, **opts)
     cw, llr = noisy(code, frames)
     if llr_dtype == "int8":
-        llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+        llr = quantised(llr, "int8", 0.25)
     elif llr_dtype == "float16":
         llr = llr.astype(np.float16)
     src = front.pinned_llr(frames) if pinned else llr

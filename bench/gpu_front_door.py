@@ -47,6 +47,7 @@ import numpy as np
 
 import gpuldpc as gl
 from gpuldpc import cuda, row_copy
+from gpu_binary import quantised  # noqa: E402
 from timing import latency as timed_latency  # noqa: E402  (bench/timing.py)
 from timing import median_time, source_commit  # noqa: E402
 
@@ -167,8 +168,7 @@ def throughput_rows(code, reps):
                           precision="float16", llr_dtype=llr_dtype, llr_scale=scale, packed=packed)
         batch = half.preferred_batch("throughput")
         cw, llr = noisy(code, batch)
-        q = (gl.pack_int4(llr, scale) if llr_dtype == "int4"
-             else np.clip(np.round(llr / scale), -127, 127).astype(np.int8))
+        q = quantised(llr, llr_dtype, scale)
         qp = half.pinned_llr(batch)
         qp[:] = q
         fer = fer_of(half.decode(qp), np.packbits(cw, axis=1) if packed else cw)
@@ -198,7 +198,7 @@ def device_rows(reps):
         batch = dec.preferred_batch("throughput")
         cw, llr = noisy(code, batch)
         if llr_dtype == "int8":
-            llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+            llr = quantised(llr, "int8", 0.25)
         dev = torch.from_numpy(llr).cuda()
         torch.cuda.synchronize()
         fer = fer_of(dec.decode(dev, out_device=False), cw)

@@ -40,7 +40,7 @@ from gpuldpc import cuda
 from gpuldpc.codes.qc import in_layer_order
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gpu_binary import end_to_end, kernel_gbps, noisy  # noqa: E402
+from gpu_binary import end_to_end, kernel_gbps, noisy, quantised  # noqa: E402
 from timing import median_time, source_commit  # noqa: E402
 
 SNRS = (1.0, 1.5, 2.0, 2.5)
@@ -105,7 +105,7 @@ def exactness(per_snr, preset="throughput"):
     for name in ("wimax-2304-1/2", "wifi-1944-1/2", "wifi-648-1/2", "wimax-576-1/2"):
         code = gl.codes.get(name)
         llr = frames_at_snrs(code, per_snr)
-        q = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+        q = quantised(llr, "int8", 0.25)
         settings = [dict(algorithm=alg, schedule=sched, early_stop=es) for alg in ("nms", "oms")
                     for sched in ("layered", "flooding") for es in (False, True)]
         settings.append(dict(algorithm="nms", schedule="layered", early_stop=True, llr_dtype="int8",

@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gpuldpc as gl  # noqa: E402
-from gpu_binary import noisy, one_launch  # noqa: E402
+from gpu_binary import noisy, one_launch, quantised  # noqa: E402
 from timing import median_time, source_commit  # noqa: E402
 
 CODES = ("wimax-2304-1/2", "wifi-1944-1/2")
@@ -68,8 +68,7 @@ def child(frames, reps):
             batch = dec.preferred_batch("throughput")
             cw, llr = noisy(code, batch)
             src = dec.pinned_llr(batch)
-            src[:] = (gl.pack_int4(llr, scale) if llr_dtype == "int4"
-                      else np.clip(np.round(llr / scale), -127, 127).astype(np.int8))
+            src[:] = quantised(llr, llr_dtype, scale)
             fer = float((np.unpackbits(dec.decode(src).bits, axis=1, count=code.n) != cw).any(axis=1).mean())
             t = median_time(lambda: dec.decode(src), reps)
             low = dec._impl.decoder
