@@ -16,6 +16,11 @@ early stop, WiMAX 2304 r1/2 and WiFi 1944 r1/2:
   NMS and OMS, layered and flooding, early stop on: the builds must agree bit for bit (the
   GPU tests compare each with the reference decoder).
 
+``--nr K,E`` (repeatable) adds the 5G NR block ``gl.codes.nr(K, E)``: issue 14's row
+(``gl.Decoder``, int8 E LLRs from numpy, binary16 messages, packed decisions, 5 it., no early
+stop; info and transmitted Gb/s, the chunk's kernel beside it) and a digest of 512 blocks at
+rate-dependent Eb/N0, NMS and OMS, layered, early stop on.
+
 Writes ``<name>.json`` (every row names its ``api`` and ``variant``) and ``<name>.txt``.
 """
 from __future__ import annotations
@@ -33,6 +38,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 import gpuldpc as gl  # noqa: E402
 from gpu_binary import noisy, one_launch, quantised  # noqa: E402
+from gpu_nr import quantized, received  # noqa: E402
 from timing import median_time, source_commit  # noqa: E402
 
 CODES = ("wimax-2304-1/2", "wifi-1944-1/2")
@@ -55,7 +61,35 @@ def digest(code):
     return h.hexdigest()[:16]
 
 
-def child(frames, reps):
+def nr_rows(k, e, reps):
+    """Issue 14's row of ``gl.codes.nr(k, e)`` (module docstring) and the block's digest."""
+    code = gl.codes.nr(k, e)
+    info, llr = received(code, 2048, 3.0 if k / e < 0.5 else 4.5)   # tiled to the batch
+    q, scale = quantized(llr)
+    dec = gl.Decoder(code, backend="cuda", max_iterations=5, early_stop=False, devices=[0], precision="float16",
+                     llr_dtype="int8", llr_scale=scale, packed=True)
+    batch = dec.preferred_batch("throughput")
+    q, info = np.resize(q, (batch, q.shape[1])), np.resize(info, (batch, info.shape[1]))
+    fer = float((np.unpackbits(dec.decode(q).info, axis=1, count=code.k) != info).any(axis=1).mean())
+    t = median_time(lambda: dec.decode(q), reps)
+    low = dec._impl._impl.decoder                      # ShapedBackend -> cuda backend -> CudaDecoder
+    chunk = low.engines[0].chunk
+    row = dict(code=code.name, api="gl.Decoder", input="numpy int8 E LLRs, packed bits", frames=batch, iterations=5,
+               coded_gbps=code.n * batch / t / 1e9, info_gbps=code.k * batch / t / 1e9, fer=fer, kernel=low.kernel,
+               kernel_gbps=code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9)
+    dec.close()
+    h = hashlib.sha256()
+    for algorithm in ("nms", "oms"):
+        d = gl.Decoder(code, backend="cuda", precision="float16", algorithm=algorithm, max_iterations=10,
+                       early_stop=True, devices=[0])
+        res = d.decode(llr[:512])
+        for a in (res.info, res.iterations, res.valid):
+            h.update(np.ascontiguousarray(a).tobytes())
+        d.close()
+    return row, h.hexdigest()[:16]
+
+
+def child(frames, reps, nr=()):
     rows, digests = [], {}
     for name in CODES:
         code = gl.codes.get(name)
@@ -78,6 +112,9 @@ def child(frames, reps):
                              kernel_gbps=code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9))
             dec.close()
         digests[name] = digest(code)
+    for k, e in nr:
+        row, digests[f"nr-{k}-{e}"] = nr_rows(k, e, reps)
+        rows.append(row)
     return dict(rows=rows, digests=digests)
 
 
@@ -90,11 +127,13 @@ def gpu_facts():
 def format_table(doc):
     lines = [f"# {doc['gpu']} (driver {doc['driver']}), commit {doc['commit']}, {doc['date']}; "
              f"variants {doc['variants']}; processes in the order below",
-             "# binary16 messages, layered NMS, 10 it., no early stop, coded Gb/s"]
+             "# binary16 messages, layered NMS, 10 it. (5G NR: 5 it.), no early stop, coded Gb/s (5G NR: info too)"]
     for p in doc["processes"]:
         lines.append("")
         for r in p["rows"]:
             kern = f"  (kernel only {r['kernel_gbps']:.1f})" if r.get("kernel_gbps") else ""
+            if r.get("info_gbps"):
+                kern += f"  info {r['info_gbps']:.2f} Gb/s"
             lines.append(f"{p['variant']}{p['round']}  {r['code']:<15} {r['api']:<52} {r['input']:<26} "
                          f"{r['coded_gbps']:6.2f} Gb/s{kern}")
         lines.append(f"{p['variant']}{p['round']}  digests {p['digests']}")
@@ -111,10 +150,11 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--name", default="kernel-ab")
+    ap.add_argument("--nr", action="append", default=[], metavar="K,E", help="a 5G NR block gl.codes.nr(K, E)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.frames, args.reps)))
+        print(json.dumps(child(args.frames, args.reps, [tuple(int(v) for v in b.split(",")) for b in args.nr])))
         return 0
     variants = dict(v.split("=", 1) for v in args.variant)
     if len(variants) < 2:
@@ -124,7 +164,8 @@ def main(argv=None):
         for name, folder in variants.items():
             env = dict(os.environ, GPULDPC_KERNEL_DIR=os.path.abspath(folder))
             out = subprocess.run([sys.executable, __file__, "--child", "--frames", str(args.frames),
-                                  "--reps", str(args.reps)], env=env, capture_output=True, text=True)
+                                  "--reps", str(args.reps)] + [f"--nr={b}" for b in args.nr],
+                                 env=env, capture_output=True, text=True)
             if out.returncode:
                 sys.stderr.write(out.stderr)
                 return out.returncode

@@ -180,11 +180,18 @@ __device__ __forceinline__ void sts_abs(unsigned a, float v)
     asm volatile("st.shared.f32 [%0], %1;" ::"r"(a), "f"(v) : "memory");
 }
 
-// The byte at a 32-bit shared address (volatile: read where it stands, never hoisted out of a loop)
+// The byte / word at a 32-bit shared address (volatile: read where it stands, never hoisted out of
+// a loop)
 __device__ __forceinline__ unsigned lds_u8(unsigned a)
 {
     unsigned v;
     asm volatile("ld.shared.u8 %0, [%1];" : "=r"(v) : "r"(a));
+    return v;
+}
+__device__ __forceinline__ unsigned lds_u32(unsigned a)
+{
+    unsigned v;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(a));
     return v;
 }
 
@@ -310,22 +317,26 @@ __device__ __forceinline__ float spa_phi(float x)
 // Per row the state is f(min1), f(min2) (f = the NMS scale or OMS offset, so the stored
 // values are the message magnitudes) and one word: the sign bits of the messages R (bit e
 // = sign of R to edge e = parity of all Q signs xor the sign of Q_e) | idx << 27.
-// Whether a row of the wide register variants (DC_MAX > 8: the pruned 5G NR graphs, whose layers
-// hold 3 to 19 blocks, in tables of 10, 16 or 24 slots) is done at edge e: at the first whole
-// 4-edge chunk past its dc blocks, one uniform branch a chunk, instead of running every padded
-// slot (BG1 rate 8/9: 84 of 120 slots a frame pass).  The state a skipped pad slot would have left
-// is the one it keeps (select bit 0, sign +), so the numbers do not change.  The narrower variants
-// (WiFi, WiMAX) keep their branch-free rows, all loads of a row in flight together.
-template <int DC_MAX>
+// Whether a row of the wide variants (DC_MAX > 8: the pruned 5G NR graphs, whose layers hold 3 to
+// 19 blocks, in tables of 10, 16 or 24 slots) is done at edge e, one uniform branch (dc is the
+// layer's) where a row can end instead of running every padded slot: past its dc blocks and its
+// first 4 slots (two min chains of two edges each), at a whole 4-edge chunk in the register
+// variants, at its last block (EACH) in the variants with the state in device memory (`hm24`,
+// `mm24`: up to 46 layers, 3 to 8 blocks in most): BG1 rate 1/3 317 slots a frame pass for its 316
+// blocks against 404 in chunks (1104 with all 24), 12-13 % faster; in the register variants a
+// branch an edge cost 9 % on BG1 rate 8/9's 19-block rows (84 slots in chunks, 80 with EACH).  The
+// state a skipped pad slot would have left is the one it keeps (select bit 0, sign +), so the
+// numbers do not change.  The narrower variants (WiFi, WiMAX) keep their branch-free rows.
+template <int DC_MAX, bool EACH>
 __device__ __forceinline__ bool past_row(int e, int dc)
 {
-    return DC_MAX > 8 && e >= 4 && (e & 3) == 0 && e >= dc;
+    return DC_MAX > 8 && e >= 4 && e >= dc && (EACH || (e & 3) == 0);
 }
 
 // The check rows' state of the min-sum variants RegisterMinSum and HalfMinSum, WORDS 32-bit words
 // a row and layer, read when a row step starts (begin, get) and replaced when it ends (put, end):
 // FIXED words, then WORDS - FIXED words of per-edge bits, one for each 8 edges the row step visits
-// (past_row: the row's blocks rounded up to 4, at least 4; HalfMinSum's select and sign bits).
+// (past_row: the row's blocks, at least 4; HalfMinSum's select and sign bits).
 //   LAYERS > 0: in registers, the layer index a compile-time constant (the unrolled layer loop);
 //   LAYERS == 0: in device memory, for graphs with more layers than registers hold (5G NR BG1
 //     below rate 2/3: up to 46 layers, BG2 below 1/3: up to 42).  Word k of layer l of the row r
@@ -365,8 +376,7 @@ struct RowState<0, WORDS, FIXED> {
     __device__ __forceinline__ int words(int l) const
     {
         if constexpr (FIXED == WORDS) return WORDS;
-        const int visited = max(4, (starts[l + 1] - starts[l] + 3) & ~3);
-        return min(WORDS, FIXED + ((visited + 7) >> 3));
+        return min(WORDS, FIXED + ((max(4, starts[l + 1] - starts[l]) + 7) >> 3));
     }
     __device__ void reset(float* store, long long slot, const int* layer_start, int mb, int z_, int r)
     {
@@ -446,12 +456,12 @@ struct RegisterMinSum {
         // holding +inf, so |Q| = inf never becomes min1 or min2 (each chain has a real edge
         // first), its sign bit is 0, and the slot stays +inf.  The loops then have no
         // branches and the loads of all edges can be in flight together (the wide variants
-        // stop after the row's last 4-edge chunk: past_row).  Flooding rows
+        // stop where past_row says).  Flooding rows
         // (whose pad would need a slot in two swapping arrays) skip the missing edges.
         unsigned signs = 0u;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (past_row<DC_MAX>(e, dc)) break;
+            if (past_row<DC_MAX, LAYERS_MAX == 0>(e, dc)) break;
             if (!FLOOD || e < dc) {
                 const int o = qc_offset(edges[e], r, z4);  // edges[] has DC_MAX spare entries
                 col[e] = FLOOD || e < dc ? o : pad;
@@ -472,7 +482,7 @@ struct RegisterMinSum {
         const unsigned rsign = signs ^ ((__popc(signs) & 1u) ? kSignMask : 0u);
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (past_row<DC_MAX>(e, dc)) break;
+            if (past_row<DC_MAX, LAYERS_MAX == 0>(e, dc)) break;
             if (!FLOOD || e < dc) {
                 const float r_new = flip_bit(e == idx ? n2 : n1, rsign, e);
                 if (FLOOD) at(acc, col[e]) += r_new;
@@ -507,7 +517,7 @@ struct RegisterMinSum {
 // gives every layer DC_MAX entries, a missing block pointing at the row's own pad word,
 // which holds half +inf): |Q| = inf is never min1 or min2, its sign is +, and the pad word
 // stays +inf (R is finite), so a row step has no branch and no select per edge (the wide
-// variants stop after the row's last 4-edge chunk: past_row).  A frame
+// variants stop where past_row says).  A frame
 // that stopped early keeps being updated in its half (its decisions were written when it
 // stopped); halves never mix, and no operation can make a NaN: R is finite and no
 // posterior is +-inf within the range the host admits.
@@ -543,24 +553,40 @@ struct HalfMinSum {
     int pad;                            // unused: rows are padded through the block table
     __half2 scale_offset;               // f(m) = max(scale * m - offset, 0), both rounded to half
     unsigned cols;                      // COLUMNS: shared address of this row's table entries
+    unsigned bases;                     // COLUMNS: shared address of this pair's block bases
+    int own;                            // COLUMNS: words from a posterior array's start to the row's entry
 
-    // COLUMNS: point at row r of the column table at `table` and, when `build` (one thread a row),
-    // fill it from the layers' block tables (y = z - s: c = r - y, or r + z - y where r < y).
-    __device__ void columns(unsigned char* table, const int2* edges, int mb, int z, int r, bool build)
+    // COLUMNS: point at row r of the column table at `table` and, for pair f = 0 (one thread a row),
+    // fill it from the layers' block tables (y = z - s: c = r - y, or r + z - y where r < y); then,
+    // after the z rows, pair f's block bases (mb x DC_MAX words: 4 f stride, the byte offset of the
+    // pair's column 0 in a posterior array, plus x = 4 j z), filled by the pair's threads when the
+    // pair is one of the block's (`in_block`: the block's last warp may hold threads past its last
+    // pair, and the host sizes the bases for whole pairs).  A column's offset from the array's start
+    // is then a base and a byte: the address of a shared load or store with the array's start in a
+    // uniform register (LDS [R + UR]), no per-thread base added an edge.  own = f stride + r, the
+    // row's entry in an array (the flooding arrays swap each iteration).
+    __device__ void columns(unsigned char* table, const int2* edges, int mb, int z, int r, int f, int stride,
+                            bool in_block)
     {
         cols = (unsigned)__cvta_generic_to_shared(table + r * kTableStride);
-        if (build)
+        if (f == 0)
             for (int i = 0; i < mb * DC_MAX; ++i) {
                 const int y = edges[i].y;
                 table[r * kTableStride + i] = (unsigned char)(r >= y ? r - y : r + z - y);
             }
+        own = f * stride + r;
+        int* const mine = reinterpret_cast<int*>(table + z * kTableStride) + f * mb * DC_MAX;
+        if (in_block)
+            for (int i = r; i < mb * DC_MAX; i += z) mine[i] = 4 * f * stride + edges[i].x;
+        bases = (unsigned)__cvta_generic_to_shared(mine);
     }
 
-    // Byte offset of edge e's column of layer l (edges: the layer's block table) from the pair's
-    // column 0 (COLUMNS) or from the row's own entry.
+    // Byte offset of edge e's column of layer l (edges: the layer's block table) from the posterior
+    // array's start (COLUMNS) or from the row's own entry.
     __device__ __forceinline__ int column(int l, int e, const int2* edges, int r, int z4) const
     {
-        if constexpr (COLUMNS) return edges[e].x + 4 * (int)lds_u8(cols + l * DC_MAX + e);
+        if constexpr (COLUMNS)
+            return (int)lds_u32(bases + 4 * (l * DC_MAX + e)) + 4 * (int)lds_u8(cols + l * DC_MAX + e);
         else return qc_offset(edges[e], r, z4);
     }
 
@@ -568,7 +594,7 @@ struct HalfMinSum {
     // the posteriors' sign bits; post = the row's own entry.  A pad word's sign is +.
     __device__ __forceinline__ unsigned parity(int l, float* post, const int2* edges, int r, int z4) const
     {
-        float* const from = COLUMNS ? post - r : post;
+        float* const from = COLUMNS ? post - own : post;
         unsigned p = 0u;
         for (int e = 0; e < DC_MAX; ++e) p ^= word(from, column(l, e, edges, r, z4));
         return ((p >> 15) & 1u) | ((p >> 30) & 2u);
@@ -590,14 +616,15 @@ struct HalfMinSum {
     __device__ __forceinline__ void row(int l, float* post, float* acc, const int2* edges, int dc, int r, int z4)
     {
         if constexpr (COLUMNS) {
-            if (dc < DC_MAX) step<FLOOD, DC_MAX - 1>(l, post - r, acc - r, edges, dc, r, z4);
-            else step<FLOOD, DC_MAX>(l, post - r, acc - r, edges, dc, r, z4);
+            if (dc < DC_MAX) step<FLOOD, DC_MAX - 1>(l, post - own, acc - own, edges, dc, r, z4);
+            else step<FLOOD, DC_MAX>(l, post - own, acc - own, edges, dc, r, z4);
         } else {
             step<FLOOD, DC_MAX>(l, post, acc, edges, dc, r, z4);
         }
     }
 
-    // The row step over DC slots; post, acc = the pair's column 0 (COLUMNS) or the row's own entries.
+    // The row step over DC slots; post, acc = the posterior arrays' starts (COLUMNS) or the row's own
+    // entries.
     template <bool FLOOD, int DC>
     __device__ __forceinline__ void step(int l, float* post, float* acc, const int2* edges, int dc, int r, int z4)
     {
@@ -612,7 +639,7 @@ struct HalfMinSum {
         for (int w = 0; w < kWords; ++w) fresh[w] = 0u;
 #pragma unroll
         for (int e = 0; e < DC; ++e) {
-            if (past_row<DC_MAX>(e, dc)) break;
+            if (past_row<DC_MAX, LAYERS_MAX == 0>(e, dc)) break;
             col[e] = column(l, e, edges, r, z4);
             const int s = e & 7;
             const unsigned v = state.get(l, 2 + (e >> 3)) << s;
@@ -635,7 +662,7 @@ struct HalfMinSum {
         const unsigned n2 = half_magnitude(m2, scale_offset) ^ sign ^ kHalfSigns;
 #pragma unroll
         for (int e = 0; e < DC; ++e) {
-            if (past_row<DC_MAX>(e, dc)) break;
+            if (past_row<DC_MAX, LAYERS_MAX == 0>(e, dc)) break;
             // X: take mag2 (bits 0-14), S_e (bit 15), per half; kept as the state's bits
             const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
             fresh[e >> 3] |= (x >> (e & 7)) & (0x80808080u >> (e & 7));
@@ -1378,7 +1405,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     }
     if constexpr (kPack == 2) {
         if constexpr (M::kColumns)  // the column table after the +inf slot (z <= kTableMaxZ), built by pair 0
-            msgs.columns(reinterpret_cast<unsigned char*>(pad + 1), edges, mb, z, r, f == 0);
+            msgs.columns(reinterpret_cast<unsigned char*>(pad + 1), edges, mb, z, r, f, stride, kPack * f < fpb);
     }
     const int used = (nf + kPack - 1) / kPack * stride;  // words of posteriors in use
     if (FLOOD)

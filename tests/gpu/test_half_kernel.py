@@ -196,9 +196,10 @@ def test_kernel_choice():
     for z, variant in ((256, "hs12x7"), (257, "hw12x8"), (512, "hw12x8")):
         lay = qc_layout(_wimax_half_rate_at(z))
         assert kernel_name(lay, "nms", "layered", "int8", precision="float16") == f"qc_{variant}_layered_i8"
-    # its shared memory: z rows of layers x blocks bytes, rounded up to an odd number of words
-    assert kernel_state_bytes("qc_hs12x7_layered_i8", get("wimax-2304-1/2"), 512) == 96 * 84
-    assert kernel_state_bytes("qc_hs12x8_flooding_f32", get("wifi-1944-1/2"), 512) == 81 * 100
+    # its shared memory: z rows of layers x blocks bytes, rounded up to an odd number of words, and
+    # a pair's block bases (layers x blocks words) for as many pairs as 512 threads hold
+    assert kernel_state_bytes("qc_hs12x7_layered_i8", get("wimax-2304-1/2"), 512) == 96 * 84 + 5 * 84 * 4
+    assert kernel_state_bytes("qc_hs12x8_flooding_f32", get("wifi-1944-1/2"), 512) == 81 * 100 + 6 * 96 * 4
     assert kernel_state_bytes("qc_hw12x8_layered_f32", qc_layout(_wimax_half_rate_at(300)), 512) == 0
     assert kernel_state_bytes("qc_hs8x16_layered_f32", get("wifi-1944-3/4"), 512) == 0
 

@@ -149,12 +149,15 @@ def kernel_state_bytes(kernel: str, layout, max_threads: int) -> int:
     each; E rounded up to 4s; pl: the column addresses only, its messages live in registers),
     plus 16 bytes of alignment; the binary16 register variants with rows of up to 8 blocks
     (``qc_hs<L>x<D>_...``, D <= 8, z <= :data:`HALF_TABLE_MAX_Z`) their column table
-    (HalfMinSum::columns: z rows of L x D bytes rounded up to an odd number of 4-byte words); 0
-    for the other kernels."""
+    (HalfMinSum::columns: z rows of L x D bytes rounded up to an odd number of 4-byte words) and
+    each frame pair's block bases (L x D words a pair, ``max_threads // z`` pairs at most); 0 for
+    the other kernels."""
     variant = kernel.split("_")[1]
     if variant.startswith("hs"):
         layers, row = (int(v) for v in variant[2:].split("x"))
-        return layout.z * ((layers * row + 3) // 4 | 1) * 4 if row <= 8 else 0
+        if row > 8:
+            return 0
+        return layout.z * ((layers * row + 3) // 4 | 1) * 4 + max_threads // layout.z * layers * row * 4
     if not (variant.startswith("pl") or variant.startswith("ep") and kernel_lanes(kernel) == 1):
         return 0
     steps = layout.layers // kernel_lanes(kernel)
