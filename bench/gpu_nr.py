@@ -45,6 +45,7 @@ import numpy as np
 import gpuldpc as gl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_binary import quantised  # noqa: E402  (bench/gpu_binary.py)
 from timing import latency, median_time, source_commit  # noqa: E402  (bench/timing.py)
 
 BLOCKS = [(8448, 9504, 1), (8448, 25344, 1), (3840, 4320, 2), (3840, 11520, 2)]     # (k, E, base graph)
@@ -63,7 +64,7 @@ def quantized(llr):
     """(int8 LLRs, llr_scale): ``llr_scale`` the power of two that puts the 99.9th percentile
     of |llr| at or below 127 steps, values rounded and clipped to +-127."""
     scale = float(2.0 ** np.ceil(np.log2(np.percentile(np.abs(llr), 99.9) / 127)))
-    return np.clip(np.round(llr / np.float32(scale)), -127, 127).astype(np.int8), scale
+    return quantised(llr, "int8", scale), scale
 
 
 def row(code, frames, seconds, api, input, fer, llr_dtype="float32", **extra):

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gpuldpc as gl  # noqa: E402
-from gpu_binary import noisy, one_launch, quantised  # noqa: E402
+from gpu_binary import kernel_gbps, noisy, one_launch, quantised  # noqa: E402
 from gpu_nr import quantized, received  # noqa: E402
 from timing import median_time, source_commit  # noqa: E402
 
@@ -74,6 +74,7 @@ def nr_rows(k, e, reps):
     t = median_time(lambda: dec.decode(q), reps)
     low = dec._impl._impl.decoder                      # ShapedBackend -> cuda backend -> CudaDecoder
     chunk = low.engines[0].chunk
+    # kernel only in E bits a block (gpu_binary.kernel_gbps counts low.code's n: the pruned graph's)
     row = dict(code=code.name, api="gl.Decoder", input="numpy int8 E LLRs, packed bits", frames=batch, iterations=5,
                coded_gbps=code.n * batch / t / 1e9, info_gbps=code.k * batch / t / 1e9, fer=fer, kernel=low.kernel,
                kernel_gbps=code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9)
@@ -106,10 +107,9 @@ def child(frames, reps, nr=()):
             fer = float((np.unpackbits(dec.decode(src).bits, axis=1, count=code.n) != cw).any(axis=1).mean())
             t = median_time(lambda: dec.decode(src), reps)
             low = dec._impl.decoder
-            chunk = low.engines[0].chunk
             rows.append(dict(code=name, api="gl.Decoder", input=f"pinned {llr_dtype}, packed bits", frames=batch,
                              coded_gbps=code.n * batch / t / 1e9, fer=fer,
-                             kernel_gbps=code.n * chunk / low.kernel_seconds(frames=chunk) / 1e9))
+                             kernel_gbps=kernel_gbps(low, low.engines[0].chunk)))
             dec.close()
         digests[name] = digest(code)
     for k, e in nr:
