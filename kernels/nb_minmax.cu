@@ -46,9 +46,12 @@
 //    R_i(a) = alpha * dR_i(h_i a + beta + z_i);   layered: L_i(a) = Q_i(a) + R_i(a)
 // (python/gpuldpc/decoders/reference_tmm.py, steps 1-7: the same comparisons and the one
 // product, so the decisions equal the reference's bit for bit).  A worker's threads: z_i
-// with the normalization (a half per column), then one thread per row eta for the minima,
-// E and A, then the emit of the Min-Max path (a half per column, a quad per thread).  Cost per
-// row: O(d q) + 3 (q-1)(q-2)/2 pair comparisons against Min-Max's 3 (d-2) q^2.
+// with the normalization (a half per column), then K = ceil((q-1)/W) rows eta a thread,
+// interleaved, for the minima, E and A (each trellis row one int4, the pairs eta' < eta''
+// listed without the reference's skipped half: pair_low), then the emit of the Min-Max path
+// (a half per column, a quad per thread, each output one int4 look-up).  Cost per row:
+// O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
+// against Min-Max's 3 (d-2) q^2.
 // The same kernel template: check_row<Q, kTrellis> switches the rule at compile time.
 //
 // Messages per frame: posteriors L (layered) or T (flooding) [n][q], channel Lch [n][q]
@@ -113,10 +116,12 @@ __device__ __forceinline__ void minmax_conv(const float* __restrict__ x, const f
 template <int Q>
 struct Worker {
     static constexpr int P = Shape<Q>::P, W = Shape<Q>::W;
+    static constexpr int G = Shape<Q>::G;
     int id, half, lt;
     unsigned half_mask, worker_mask;
+    int log_a[G][4];                         // log of the thread's elements a = 4 (lt + g P) + c
 
-    __device__ Worker()
+    __device__ explicit Worker(const nb::Tables& tab)
     {
         id = threadIdx.x / W;
         const int t = threadIdx.x % W;
@@ -125,6 +130,16 @@ struct Worker {
         const int lane = threadIdx.x % 32;
         half_mask = P >= 32 ? 0xffffffffu : ((1u << P) - 1u) << (lane & ~(P - 1));
         worker_mask = W >= 32 ? 0xffffffffu : ((1u << W) - 1u) << (lane & ~(W - 1));
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) log_a[g][c] = tab.log[4 * (lt + g * P) + c];
+    }
+    // h a for the thread's element (g, c) and h given by its logarithm: one table look-up
+    // (nb::gf_mul_log with log a already at hand).
+    __device__ __forceinline__ int mul(const nb::Tables& tab, int log_h, int g, int c) const
+    {
+        return (g == 0 && c == 0 && lt == 0) ? 0 : tab.exp[log_h + log_a[g][c]];
     }
     __device__ __forceinline__ void sync_half() const { __syncwarp(half_mask); }
     __device__ __forceinline__ void sync_worker() const
@@ -149,84 +164,143 @@ struct Worker {
     }
 };
 
-// Steps 4/5 of the trellis rule for row eta over the rows' minima (shared memory): the least
-// of one deviation and the pairs eta' + eta'' = eta (eta' < eta'', distinct columns), the
-// columns of the pair taken; kAvoid: every row's best value off column x (m2 at p2 where p = x).
-template <int Q, bool kAvoid>
-__device__ __forceinline__ void two_deviations(const float* __restrict__ m1, const int* __restrict__ p,
-                                               const float* __restrict__ m2, const int* __restrict__ p2,
-                                               int eta, int x, float& best, int& c1, int& c2)
+// Trellis rows (steps 2-3): row eta's first minimum, its column, second minimum, its column, as one
+// int4 (the floats' bit patterns), so that a candidate of steps 4-5 is one shared load.
+// v_x(e) of that row: its best value off column x (m1 at p, or m2 at p2 where p = x; x = -1: m1).
+__device__ __forceinline__ void off_column(int4 t, int x, float& v, int& col)
 {
-    const auto off = [&](int e, float& v, int& col) {
-        v = m1[e];
-        col = p[e];
-        if (kAvoid && col == x) {
-            v = m2[e];
-            col = p2[e];
+    const bool on = t.y == x;
+    v = __int_as_float(on ? t.z : t.x);
+    col = on ? t.w : t.y;
+}
+
+// eta' of the j-th pair eta' + eta'' = eta with eta' < eta'' (j = 1 .. Q/2-1): eta' and eta'' differ
+// in the bits of eta, so eta' < eta'' exactly when eta' has a 0 at eta's highest bit; inserting
+// that 0 into j lists those eta' >= 1 in increasing order, each pair once, none skipped (the
+// reference's order: it visits eta' = 1 .. q-1 and drops eta' >= eta'').
+__device__ __forceinline__ int pair_low(int eta, int j)
+{
+    const int low = (1 << (31 - __clz(eta))) - 1;
+    return (j & low) | ((j & ~low) << 1);
+}
+
+// Steps 4-5 for K rows eta of one thread at once (independent chains): E with its path {c1, c2},
+// then A_c1 and A_c2 in one pass; candidates in the reference's order, a later one taken only
+// when strictly smaller.
+template <int Q, int K>
+__device__ __forceinline__ void two_deviations(const int4* __restrict__ rows, const int (&eta)[K], float (&e)[K],
+                                               int (&c1)[K], int (&c2)[K], float (&a1)[K], float (&a2)[K])
+{
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        off_column(rows[eta[k]], -1, e[k], c1[k]);
+        c2[k] = c1[k];
+    }
+#pragma unroll 4
+    for (int j = 1; j < Q / 2; ++j) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int e1 = pair_low(eta[k], j);
+            const int2 x = *reinterpret_cast<const int2*>(rows + e1);              // m1, p
+            const int2 y = *reinterpret_cast<const int2*>(rows + (e1 ^ eta[k]));
+            const float cand = fmaxf(__int_as_float(x.x), __int_as_float(y.x));
+            if (cand < e[k] && x.y != y.y) {
+                e[k] = cand;
+                c1[k] = x.y;
+                c2[k] = y.y;
+            }
         }
-    };
-    off(eta, best, c1);
-    c2 = c1;
-    for (int e1 = 1; e1 < Q; ++e1) {
-        const int e2 = eta ^ e1;
-        if (e1 >= e2) continue;
-        float v1, v2;
-        int k1, k2;
-        off(e1, v1, k1);
-        off(e2, v2, k2);
-        const float cand = fmaxf(v1, v2);
-        if (cand < best && k1 != k2) {
-            best = cand;
-            c1 = k1;
-            c2 = k2;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        int col;
+        off_column(rows[eta[k]], c1[k], a1[k], col);
+        off_column(rows[eta[k]], c2[k], a2[k], col);
+    }
+#pragma unroll 4
+    for (int j = 1; j < Q / 2; ++j) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int e1 = pair_low(eta[k], j);
+            const int4 x = rows[e1], y = rows[e1 ^ eta[k]];
+            float u, w;
+            int ku, kw;
+            off_column(x, c1[k], u, ku);
+            off_column(y, c1[k], w, kw);
+            const float cand1 = fmaxf(u, w);
+            if (cand1 < a1[k] && ku != kw) a1[k] = cand1;
+            off_column(x, c2[k], u, ku);
+            off_column(y, c2[k], w, kw);
+            const float cand2 = fmaxf(u, w);
+            if (cand2 < a2[k] && ku != kw) a2[k] = cand2;
         }
     }
 }
 
-// The trellis rule's steps 2-7 for one row (z_i in zs, Qh_i in qh, normalized): the minima of
-// each trellis row, E and A_c1, A_c2 (one thread a row eta), then R (and L when layered).
-// Shared memory after Qh: m1, m2, E, A_c1, A_c2, then p, p2, c1, c2 ([Q] each).
+// The trellis rule's steps 2-7 for one row (z_i in zs, Qh_i in qh, normalized).  A worker thread
+// takes K = ceil((Q-1)/W) rows eta (a thread without a K-th row computes row Q-1 again and stores
+// nothing): their minima over the columns (steps 2-3, and beta on the way), then E, A_c1, A_c2
+// (steps 4-5), stored already scaled by alpha (the product of step 7 is the same for each value
+// wherever it is used) with the path, so that step 6's choice is one shared load; then R (and L
+// when layered), one element a thread and edge as Min-Max's.
+// Shared memory after Qh: rows[Q] (int4, the trellis rows) and out[Q] (int4: alpha E, alpha A_c1,
+// alpha A_c2, c1 | c2 << 16; out[0] = 0 with no path, as dR_i(0) = 0).
 template <int Q>
 __device__ void trellis_rule(const Worker<Q>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
                              const int* __restrict__ zs, float* __restrict__ qh, int d, int rb,
                              float* __restrict__ post, float* __restrict__ r, bool layered, float alpha)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W;
-    float* m1 = qh + d * Q;
-    float* m2 = m1 + Q;
-    float* extra = m2 + Q;
-    float* avoid1 = extra + Q;
-    float* avoid2 = avoid1 + Q;
-    int* p = reinterpret_cast<int*>(avoid2 + Q);
-    int* p2 = p + Q;
-    int* c1 = p2 + Q;
-    int* c2 = c1 + Q;
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W, K = (Q - 1 + W - 1) / W;
+    int4* rows = reinterpret_cast<int4*>(qh + d * Q);
+    int4* out = rows + Q;
     const int t = wk.half * P + wk.lt;
-    for (int eta = 1 + t; eta < Q; eta += W) {      // steps 2-3, columns in order (ties: smallest)
-        float a1 = nb::inf(), a2 = nb::inf();
-        int b1 = 0, b2 = 0;
+    int eta[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) eta[k] = min(1 + t + k * W, Q - 1);
+    int beta = 0;
+    {                                                // steps 2-3, columns in order (ties: smallest)
+        float a1[K], a2[K];
+        int b1[K], b2[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            a1[k] = a2[k] = nb::inf();
+            b1[k] = b2[k] = 0;
+        }
         for (int i = 0; i < d; ++i) {
-            const float v = qh[i * Q + (eta ^ zs[i])];
-            if (v < a1) {
-                a2 = a1; b2 = b1; a1 = v; b1 = i;
-            } else if (v < a2) {
-                a2 = v; b2 = i;
+            const int z = zs[i];
+            beta ^= z;
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const float v = qh[i * Q + (eta[k] ^ z)];
+                if (v < a1[k]) {
+                    a2[k] = a1[k]; b2[k] = b1[k]; a1[k] = v; b1[k] = i;
+                } else if (v < a2[k]) {
+                    a2[k] = v; b2[k] = i;
+                }
             }
         }
-        m1[eta] = a1; p[eta] = b1; m2[eta] = a2; p2[eta] = b2;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (1 + t + k * W < Q) {
+                rows[eta[k]] = make_int4(__float_as_int(a1[k]), b1[k], __float_as_int(a2[k]), b2[k]);
+            }
+        }
     }
     wk.sync_worker();
-    for (int eta = 1 + t; eta < Q; eta += W) {      // steps 4-5
-        float e, a1, a2;
-        int x1, x2, u1, u2;
-        two_deviations<Q, false>(m1, p, m2, p2, eta, -1, e, x1, x2);
-        two_deviations<Q, true>(m1, p, m2, p2, eta, x1, a1, u1, u2);
-        two_deviations<Q, true>(m1, p, m2, p2, eta, x2, a2, u1, u2);
-        extra[eta] = e; avoid1[eta] = a1; avoid2[eta] = a2; c1[eta] = x1; c2[eta] = x2;
+    {                                                // steps 4-5
+        float e[K], a1[K], a2[K];
+        int c1[K], c2[K];
+        two_deviations<Q, K>(rows, eta, e, c1, c2, a1, a2);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            if (1 + t + k * W < Q) {
+                out[eta[k]] = make_int4(__float_as_int(__fmul_rn(e[k], alpha)), __float_as_int(__fmul_rn(a1[k], alpha)),
+                                        __float_as_int(__fmul_rn(a2[k], alpha)), c1[k] | (c2[k] << 16));
+            }
+        }
+        if (t == 0) out[0] = make_int4(0, 0, 0, -1);
     }
     wk.sync_worker();
-    int beta = 0;
-    for (int i = 0; i < d; ++i) beta ^= zs[i];
     for (int i = wk.half; i < d; i += 2) {          // steps 6-7
         const int e = rb + i, v = meta[i].x, log_h = meta[i].y, s = beta ^ zs[i];
         const float* qi = qh + i * Q;
@@ -236,10 +310,10 @@ __device__ void trellis_rule(const Worker<Q>& wk, const nb::Tables& tab, const i
             float rn[4], ln[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) {
-                const int k2 = nb::gf_mul_log(tab, log_h, a0 + c);
-                const int eta = k2 ^ s;
-                const float dr = eta == 0 ? 0.f : c1[eta] == i ? avoid1[eta] : c2[eta] == i ? avoid2[eta] : extra[eta];
-                rn[c] = __fmul_rn(dr, alpha);
+                const int k2 = wk.mul(tab, log_h, g, c);
+                const int4 u = out[k2 ^ s];
+                const unsigned path = u.w;
+                rn[c] = __int_as_float((path & 0xffffu) == (unsigned)i ? u.y : (path >> 16) == (unsigned)i ? u.z : u.x);
                 ln[c] = qi[k2] + rn[c];
             }
             *reinterpret_cast<float4*>(r + (size_t)e * Q + a0) = make_float4(rn[0], rn[1], rn[2], rn[3]);
@@ -298,7 +372,7 @@ __device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const in
                 float rn[4], ln[4];
 #pragma unroll
                 for (int c = 0; c < 4; ++c) {
-                    const int k2 = nb::gf_mul_log(tab, log_h, a0 + c);
+                    const int k2 = wk.mul(tab, log_h, g, c);
                     rn[c] = m[k2];
                     ln[c] = qi[k2] + rn[c];
                 }
@@ -319,9 +393,8 @@ __device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const in
 // Shared memory of a worker: meta[dmax rounded up to even] (column, log h of each edge of the
 // row), (kTrellis: zs[dmax rounded up to 4], the hard decisions z_i), then
 // Qh_0..Qh_{d-1}, F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis: after
-// Qh the trellis rule's 5 float and 4 int rows, or d q floats if more); the area after Qh
-// first stages Q' = L - R_old, so that the loads of every edge are issued before any
-// reduction waits on them.
+// Qh the trellis rule's two int4 rows of q).  Q' = L - R_old is staged in Qh_i's place and
+// permuted there.
 template <int Q, bool kTrellis>
 __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __restrict__ meta,
                           int* __restrict__ zs, float* __restrict__ vec, int d, int rb,
@@ -329,48 +402,64 @@ __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __re
                           float* __restrict__ post, float* __restrict__ r, bool first, bool layered,
                           float alpha)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W;
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W, C = 4 / G;
     float* qh = vec;                         // Qh_0 .. Qh_{d-1}
-    float* stage = qh + d * Q;               // Q' of every edge (Min-Max: (2d - 2) q >= d q floats)
 
     for (int i = wk.half * P + wk.lt; i < d; i += W) {
         meta[i] = make_int2(edge_col[rb + i], tab.log[edge_h[rb + i]]);
     }
     wk.sync_worker();
-#pragma unroll 4
-    for (int i = wk.half; i < d; i += 2) {   // Q' = L - R_old (loads of all edges in flight)
-        const int v = meta[i].x;
+    // Q' = L - R_old, C of the half's edges at a time: their columns first, then every load, then
+    // the stores (loads and stores interleaved would wait edge by edge: a store to shared memory
+    // may not pass the load of the next edge's column).  Past the last edge the loads repeat it.
+    for (int i0 = wk.half; i0 < d; i0 += 2 * C) {
+        int v[C];
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-            const int a0 = 4 * (wk.lt + g * P);
-            const float4 l = *reinterpret_cast<const float4*>(post + (size_t)v * Q + a0);
-            const float4 ro = first ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                    : *reinterpret_cast<const float4*>(r + (size_t)(rb + i) * Q + a0);
-            *reinterpret_cast<float4*>(stage + i * Q + a0) =
-                make_float4(l.x - ro.x, l.y - ro.y, l.z - ro.z, l.w - ro.w);
+        for (int k = 0; k < C; ++k) v[k] = meta[min(i0 + 2 * k, d - 1)].x;
+        float4 l[C][G], ro[C][G];
+#pragma unroll
+        for (int k = 0; k < C; ++k)
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+                const int a0 = 4 * (wk.lt + g * P);
+                l[k][g] = *reinterpret_cast<const float4*>(post + (size_t)v[k] * Q + a0);
+                ro[k][g] = first ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                 : *reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + 2 * k, d - 1)) * Q + a0);
+            }
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            if (i0 + 2 * k < d) {
+#pragma unroll
+                for (int g = 0; g < G; ++g) {
+                    *reinterpret_cast<float4*>(qh + (i0 + 2 * k) * Q + 4 * (wk.lt + g * P)) =
+                        make_float4(l[k][g].x - ro[k][g].x, l[k][g].y - ro[k][g].y, l[k][g].z - ro[k][g].z,
+                                    l[k][g].w - ro[k][g].w);
+                }
+            }
         }
     }
-    for (int i = wk.half; i < d; i += 2) {   // Q = Q' - min Q', scattered to Qh_i(h a) = Q(a)
+    for (int i = wk.half; i < d; i += 2) {   // Q = Q' - min Q', permuted in place: Qh_i(h a) = Q(a)
         const int log_h = meta[i].y;
+        float* row = qh + i * Q;
         float x[G][4];
         float mn = nb::inf();
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-            const float4 y = *reinterpret_cast<const float4*>(stage + i * Q + 4 * (wk.lt + g * P));
+            const float4 y = *reinterpret_cast<const float4*>(row + 4 * (wk.lt + g * P));
             x[g][0] = y.x; x[g][1] = y.y; x[g][2] = y.z; x[g][3] = y.w;
 #pragma unroll
             for (int c = 0; c < 4; ++c) mn = fminf(mn, x[g][c]);
         }
         mn = wk.min_half(mn);
-        float* dst = qh + i * Q;
+        wk.sync_half();                      // the half has read all of row i before it is overwritten
         int z = Q;                           // kTrellis: the smallest x with Qh_i(x) = 0
 #pragma unroll
         for (int g = 0; g < G; ++g)
 #pragma unroll
             for (int c = 0; c < 4; ++c) {
-                const int k2 = nb::gf_mul_log(tab, log_h, 4 * (wk.lt + g * P) + c);
+                const int k2 = wk.mul(tab, log_h, g, c);
                 const float y = x[g][c] - mn;
-                dst[k2] = y;
+                row[k2] = y;
                 if (kTrellis && y == 0.f) z = min(z, k2);
             }
         if constexpr (kTrellis) {
@@ -493,11 +582,11 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
     }
     const unsigned char flags = __syncthreads_or(bad) ? llr::kBadLlrFlag : 0;
 
-    const Worker<Q> wk;
+    const Worker<Q> wk(tab);
     const int workers = blockDim.x / Worker<Q>::W;
     const int meta_slots = (dmax + 1) & ~1;  // keeps the vectors 16-byte aligned
     const int z_slots = kTrellis ? (dmax + 3) & ~3 : 0;
-    const int vec_floats = kTrellis ? dmax * Q + max(dmax * Q, 9 * Q) : (3 * dmax - 2) * Q;
+    const int vec_floats = kTrellis ? (dmax + 8) * Q : (3 * dmax - 2) * Q;
     int2* meta = reinterpret_cast<int2*>(work + (size_t)wk.id * (vec_floats + 2 * meta_slots + z_slots));
     int* zs = reinterpret_cast<int*>(meta + meta_slots);
     float* vec = reinterpret_cast<float*>(zs + z_slots);
@@ -532,9 +621,12 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
 }  // namespace
 
 // nb_minmax_q<Q> (forward-backward Min-Max; alpha unused) and nb_tmm_q<Q> (trellis Min-Max):
-// one parameter list, the rule picked at compile time.
+// one parameter list, the rule picked at compile time.  The trellis rule runs best with a whole
+// layer of rows in one block (units = the layer's rows, one block a multiprocessor, bound by
+// shared memory), so its registers are not capped at 64 for two blocks: its steps 4-5 keep two
+// rows' chains and their loads in flight (120 registers, no spills, where 64 spilled).
 #define NB_RULE_KERNEL(NAME, Q, TRELLIS)                                                            \
-    extern "C" __global__ void __launch_bounds__(kMaxThreads, 2) NAME(                              \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, TRELLIS ? 1 : 2) NAME(                \
         const float* in, int in_bits, float* post, float* chan, float* r, unsigned char* symbols,   \
         int* iterations, unsigned char* valid, const unsigned char* gexp, const short* glog,        \
         const int* row_ptr, const int* edge_col, const unsigned char* edge_h, const int* group_ptr, \

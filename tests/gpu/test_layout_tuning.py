@@ -134,3 +134,25 @@ def test_blocks_per_sm_counts_registers_per_sub_partition(registers, threads, bl
     times four, over the block's warps; the first three were measured (Block Limit Registers)."""
     kern = KernelAttributes(registers=registers, static_shared=0, local_bytes=0, max_threads=1024)
     assert blocks_per_sm(H200, kern, threads, 0) == blocks
+
+
+@pytest.mark.parametrize("name, algorithm, layered, registers, units, blocks", [
+    ("gf32-837-726", "tmm", True, 120, 8, 4),       # 31 rows a layer: 4 x 8 rows, not 1 x 31
+    ("gf32-837-726", "mmma", True, 64, 11, 2),
+    ("gf32-744-653", "mmma", True, 64, 8, 3),       # ties with 6 x 4 rows: the fewer frames
+    ("gf32-620-310", "minmax", False, 64, 8, 8),    # within 1 % of 32 x 2 rows: the fewer frames
+    ("gf64-1512-1325", "mmma", True, 64, 3, 4),
+    ("gf256-384-128", "fft-spa", False, 64, 6, 5),
+])
+def test_gf_q_block_shapes(name, algorithm, layered, registers, units, blocks):
+    """nb_layout.launch_shape on the H200's limits: the rows busy times the chance that some block is
+    not at a barrier (1 - 0.15^blocks), near-ties to the most rows a block."""
+    from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout
+
+    lay = nb_layout(gl.codes.get(name))
+    ptr = lay.layer_ptr if layered else lay.flood_ptr
+    rows = int(np.diff(ptr).max())
+    kern = KernelAttributes(registers=registers, static_shared=0, local_bytes=0, max_threads=512)
+    shape = nb_shape(algorithm, lay, H200, kern, rows)
+    assert (shape.units, shape.blocks_per_sm) == (units, blocks)
+    assert nb_shape(algorithm, lay, H200, kern, rows, preset="latency").units >= units   # the most one block holds

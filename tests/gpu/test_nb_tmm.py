@@ -89,13 +89,13 @@ def test_alpha_is_checked(cuda):
 
 def test_kernel_name_and_shared_words_a_worker():
     """nb_tmm_q<q> in nb_minmax.cu; a worker's shared words (nb_minmax.cu minmax_decode): the
-    edges, z, Qh and the larger of the staged Q' and the 9 trellis rows."""
+    edges, z, Qh (where Q' is staged too) and the trellis rule's 8 rows of q words."""
     from gpuldpc.cuda.nb_decoder import kernel_name
     from gpuldpc.cuda.nb_layout import nb_layout, unit_floats
 
     assert kernel_name("tmm", 32) == ("nb_minmax", "nb_tmm_q32")
     assert kernel_name("mmma", 32) == ("nb_minmax", "nb_minmax_q32")
-    high = nb_layout(gl.codes.get("gf32-837-726"))                 # d = 27: 28 + 28 + 2 * 27 * 32
-    assert (unit_floats("tmm", high), unit_floats("minmax", high)) == (1812, 2584)
-    low = nb_layout(gl.codes.get("gf256-384-128"))                 # d = 3: 4 + 4 + 3 * 256 + 9 * 256
-    assert (unit_floats("tmm", low), unit_floats("minmax", low)) == (3084, 1800)
+    high = nb_layout(gl.codes.get("gf32-837-726"))                 # d = 27: 2 * 28 + 28 + (27 + 8) * 32
+    assert (unit_floats("tmm", high), unit_floats("minmax", high)) == (1204, 2584)
+    low = nb_layout(gl.codes.get("gf256-384-128"))                 # d = 3: 2 * 4 + 4 + (3 + 8) * 256
+    assert (unit_floats("tmm", low), unit_floats("minmax", low)) == (2828, 1800)
