@@ -271,12 +271,12 @@ __device__ void trellis_rule(const Worker<Q>& wk, const nb::Tables& tab, const i
             beta ^= z;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const float v = qh[i * Q + (eta[k] ^ z)];
-                if (v < a1[k]) {
-                    a2[k] = a1[k]; b2[k] = b1[k]; a1[k] = v; b1[k] = i;
-                } else if (v < a2[k]) {
-                    a2[k] = v; b2[k] = i;
-                }
+                const float v = qh[i * Q + (eta[k] ^ z)];   // branch-free: a1 <= a2 throughout
+                const bool first = v < a1[k], second = v < a2[k];
+                b2[k] = first ? b1[k] : second ? i : b2[k];
+                a2[k] = fminf(a2[k], fmaxf(a1[k], v));
+                b1[k] = first ? i : b1[k];
+                a1[k] = fminf(a1[k], v);
             }
         }
 #pragma unroll
