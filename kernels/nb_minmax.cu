@@ -621,10 +621,10 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
 }  // namespace
 
 // nb_minmax_q<Q> (forward-backward Min-Max; alpha unused) and nb_tmm_q<Q> (trellis Min-Max):
-// one parameter list, the rule picked at compile time.  The trellis rule runs best with a whole
-// layer of rows in one block (units = the layer's rows, one block a multiprocessor, bound by
-// shared memory), so its registers are not capped at 64 for two blocks: its steps 4-5 keep two
-// rows' chains and their loads in flight (120 registers, no spills, where 64 spilled).
+// one parameter list, the rule picked at compile time.  The trellis kernels' registers are not
+// capped at 64 (two blocks of 512 threads): their steps 4-5 keep two rows' chains and their loads
+// in flight (120 registers, no spills, where 64 spilled; 4 blocks of 8 rows still fit an SM on
+// gf32-837-726, and caps of 96 or 80 for a fifth block measured slower, docs/gpu_nb.md).
 #define NB_RULE_KERNEL(NAME, Q, TRELLIS)                                                            \
     extern "C" __global__ void __launch_bounds__(kMaxThreads, TRELLIS ? 1 : 2) NAME(                \
         const float* in, int in_bits, float* post, float* chan, float* r, unsigned char* symbols,   \
