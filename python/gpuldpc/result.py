@@ -57,6 +57,20 @@ def info_index(code):
     return slice(first, first + pos.size) if np.array_equal(pos, np.arange(first, first + pos.size)) else pos
 
 
+def info_runs(index) -> tuple[tuple[int, int, int], ...]:
+    """The runs of consecutive positions of an :func:`info_index` array, as ``(position,
+    column of info, length)`` each; ``()`` for a slice (``info`` is then a view of ``bits``).
+    ``bits[:, index]`` is the runs' columns side by side: the CUDA decoders copy each run
+    from the device's decisions straight into its columns of ``info`` by DMA (a 2D copy a
+    run and chunk, :mod:`gpuldpc.cuda.engine`) instead of gathering on the host."""
+    if isinstance(index, slice):
+        return ()
+    index = np.asarray(index)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(index) != 1) + 1])
+    ends = np.concatenate([starts[1:], [index.size]])
+    return tuple((int(index[a]), int(a), int(b - a)) for a, b in zip(starts, ends))
+
+
 def make_result(code, bits: np.ndarray, iterations: np.ndarray, valid: np.ndarray,
                 bad_llr: np.ndarray | None = None, out: np.ndarray | None = None,
                 llr: np.ndarray | None = None) -> DecodeResult:

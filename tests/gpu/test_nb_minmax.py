@@ -73,6 +73,25 @@ def test_fixed_iterations_and_streams(cuda, frames, same):
     assert (got.iterations == 10).all()
 
 
+def test_info_copied_run_by_run(cuda, frames):
+    """gf32-837-726's information symbols lie in three runs: each chunk's runs are DMA'd into
+    ``info`` (engine.copy_columns), for chunks over three streams, two tickets in flight, the
+    caller's ``out`` for the symbols, and the soft output between them in the result block."""
+    code = gl.codes.get("gf32-837-726")
+    where = np.asarray(code.info_positions)
+    _, llr = frames(code, 3.9, 40, seed=8)
+    dec = _decoder(code, "mmma", "layered", streams=3, chunk_frames=7)
+    first, second = dec.submit(llr), dec.submit(llr[::-1].copy(), out=np.empty((40, code.n), np.uint8))
+    a, b = dec.result(first), dec.result(second)
+    for res in (a, b):
+        assert len(dec.info_runs) == 3 and not np.shares_memory(res.info, res.bits)
+        np.testing.assert_array_equal(res.info, res.bits[:, where])
+    np.testing.assert_array_equal(b.bits, a.bits[::-1])
+    soft = _decoder(code, "tmm", "layered", soft_output=True, chunk_frames=9).decode(llr)
+    np.testing.assert_array_equal(soft.info, soft.bits[:, where])
+    assert soft.llr.shape == (40, code.n, 32) and (soft.llr.min(axis=2) == 0).all()
+
+
 @pytest.mark.parametrize("name, schedule, ebn0", [("gf32-620-310", "flooding", 3.0),
                                                   ("gf64-1512-1325", "layered", 4.25)])
 def test_bit_llr_input_converted_on_gpu(cuda, name, schedule, ebn0, same):

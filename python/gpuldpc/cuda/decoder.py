@@ -457,10 +457,10 @@ class CudaDecoder(GpuDecoder):
             arr = np.ascontiguousarray(arr)
         return arr, "llr"
 
-    def _make_result(self, bits, iterations, valid, bad_llr) -> DecodeResult:
+    def _make_result(self, bits, iterations, valid, bad_llr, info=None) -> DecodeResult:
         """DecodeResult of the arrays the kernels filled (``valid``, ``bad_llr``: the flags' bits,
         :func:`.engine.split_flags`); ``info`` is a view of ``bits`` (packed: of the bytes holding
-        the k bits, :func:`gpuldpc.packed_bits.info_of`)."""
+        the k bits, :func:`gpuldpc.packed_bits.info_of`), so ``info`` (no runs DMA'd) is None."""
         k = self.code.k
         info = packed_bits.info_of(bits, self.code.n, slice(0, k)) if self.packed else bits[:, :k]
         return DecodeResult(bits, info, iterations, valid, bad_llr)

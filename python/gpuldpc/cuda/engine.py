@@ -25,7 +25,10 @@ chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
   LLRs held NaN or infinities, :mod:`gpuldpc.bad_llr`) and the hard decisions of every
   chunk are copied once, by DMA, into one page-locked block of the ticket
   (:class:`.host_memory.ResultPool`), which the returned arrays are views of (or the bits
-  into the caller's ``out``); the latency presets' kernels write theirs straight into the
+  into the caller's ``out``); where ``DecodeResult.info`` is not a run of the decisions (a
+  decoder's ``info_runs``: GF(q) codes such as gf32-837-726), each run of it is copied into
+  the same block by a 2D DMA a chunk (:func:`copy_columns`) instead of gathered on the host;
+  the latency presets' kernels write theirs straight into the
   slot's mapped host buffer, copied from there into small arrays;
 * soft output (a plan with ``soft_width`` > 0 values a frame, :mod:`gpuldpc.soft`): each slot
   has a device array of its chunk's posteriors (``soft_dtype``: float32, or float16 behind
@@ -116,6 +119,19 @@ def _check_out(out: np.ndarray, batch: int, width: int):
                          f"got {out.dtype} {out.shape}")
 
 
+def copy_columns(rows: np.ndarray, at: int, source: int, pitch: int, width: int, stream):
+    """Queue on ``stream`` the copy of ``width`` bytes of each of ``len(rows)`` device rows
+    (the first at address ``source``, ``pitch`` bytes apart) into columns ``at:at + width``
+    of the page-locked host array ``rows`` (uint8 [count, w]): one ``cuMemcpy2DAsync``."""
+    copy = driver().Memcpy2D()
+    copy.set_src_device(source)
+    copy.src_pitch = pitch
+    copy.set_dst_host(rows)
+    copy.dst_x_in_bytes, copy.dst_pitch = at, rows.shape[1]
+    copy.width_in_bytes, copy.height = width, rows.shape[0]
+    copy(stream)
+
+
 def split_flags(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(valid, bad_llr) bool arrays of the kernels' flag bytes (bit 0: syndrome satisfied,
     bit 1: non-finite LLRs).  Small batches whose flags are all 0 or 1 (a latency decoder's
@@ -147,19 +163,27 @@ class Ticket:
     ``keep`` holds the input until then.  ``device``: results on the GPU (``out_device``),
     a :class:`.device_memory.DeviceResults` whose ``bits``/``iterations`` the ticket's are
     (only the flags come to the host); else None.  ``llr``: the soft output, ``soft_dtype``
-    [batch, soft_width] in the same block after the bits (16-byte aligned), or None."""
+    [batch, soft_width] in the same block after the bits (16-byte aligned), or None.
+    ``info``: ``DecodeResult.info`` [batch, k] after them, filled by DMA from the runs
+    ``info_runs`` (:func:`gpuldpc.result.info_runs`; ``()``: none, ``info`` None)."""
 
-    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device", "llr")
+    __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device", "llr", "info",
+                 "info_runs")
 
     def __init__(self, pool: ResultPool | None, batch: int, width: int, out, parts, device=None,
-                 soft_width: int = 0, soft_dtype=np.float32):
+                 soft_width: int = 0, soft_dtype=np.float32, info_runs=()):
         off = _flags_offset(batch)
         self.streams = []
         soft_dtype = np.dtype(soft_dtype)
         soft_at = off + _ceil16(batch * width if out is None and device is None else 0)
-        size = soft_at + soft_dtype.itemsize * batch * soft_width
+        soft_end = soft_at + soft_dtype.itemsize * batch * soft_width
+        info_at = _ceil16(soft_end) if info_runs else soft_end
+        info_width = sum(run[2] for run in info_runs)
+        size = info_at + batch * info_width
         block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
-        self.llr = block[soft_at:size].view(soft_dtype).reshape(batch, soft_width) if soft_width else None
+        self.llr = block[soft_at:soft_end].view(soft_dtype).reshape(batch, soft_width) if soft_width else None
+        self.info = block[info_at:size].reshape(batch, info_width) if info_runs else None
+        self.info_runs = info_runs
         self.flags = block[4 * batch:5 * batch]
         self.device = device
         if device is not None:
@@ -393,6 +417,9 @@ class DeviceEngine:
                     drv.memcpy_dtoh_async(ticket.flags[start + a:start + b], dev_flags, s)
                     if slot.soft is not None:
                         drv.memcpy_dtoh_async(ticket.llr[start + a:start + b], slot.soft, s)
+                    for column, at, width in ticket.info_runs:       # DecodeResult.info, run by run
+                        copy_columns(ticket.info[start + a:start + b], at, dev_bits + column, plan.bits_width,
+                                     width, s)
                 if not posted:
                     slot.done.record(slot.stream)
                     if plan.mapped_input and not on_device and staged_for_kernel:
@@ -481,6 +508,7 @@ class GpuDecoder:
     """
 
     device_kind = "llr"
+    info_runs = ()      # DecodeResult.info by DMA where it is not a run of bits (gpuldpc.result.info_runs)
 
     def _start(self, devices, streams, chunk_frames, default_kind):
         for name, value in (("streams", streams), ("chunk_frames", chunk_frames)):
@@ -595,7 +623,7 @@ class GpuDecoder:
         pageable and the copies crawl; soft output makes a frame's results 5 bytes a bit,
         binary16's doubled batch then took a pageable block every call, 0.6 Gb/s)."""
         eng = self.engines[0]
-        result = eng.plan.bits_width + eng.soft_bytes + 5
+        result = eng.plan.bits_width + eng.soft_bytes + 5 + sum(run[2] for run in self.info_runs)
         frames = self.inputs.limit_bytes // eng.frame_bytes
         if self.results is not None:
             frames = min(frames, self.results.limit_bytes // (2 * result))
@@ -625,7 +653,8 @@ class GpuDecoder:
         if out_device:
             with parts[0][0].ctx.active():
                 device = parts[0][0].device_results(batch, width)
-        return Ticket(self.results, batch, width, out, parts, device, soft, eng.soft_dtype)
+        runs = self.info_runs if self.results is not None and not out_device else ()   # DMA'd into the ticket
+        return Ticket(self.results, batch, width, out, parts, device, soft, eng.soft_dtype, runs)
 
     def _engine(self, device):
         """The engine on GPU ``device`` (None: the first)."""
@@ -774,7 +803,7 @@ class GpuDecoder:
 
     def _result(self, ticket: Ticket):
         if ticket.device is None:
-            res = self._make_result(ticket.bits, ticket.iterations, *split_flags(ticket.flags))
+            res = self._make_result(ticket.bits, ticket.iterations, *split_flags(ticket.flags), ticket.info)
             return res if ticket.llr is None else res._replace(llr=ticket.llr)
         pos, k = self.code.info_positions, self.code.k      # results on the GPU: info is a view
         info = ticket.bits.columns(k) if pos[-1] == k - 1 else None
