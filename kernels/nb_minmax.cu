@@ -45,11 +45,12 @@
 //    dR_i(eta) = i == c1 ? A_c1 : i == c2 ? A_c2 : E (eta != 0), dR_i(0) = 0
 //    R_i(a) = alpha * dR_i(h_i a + beta + z_i);   layered: L_i(a) = Q_i(a) + R_i(a)
 // (python/gpuldpc/decoders/reference_tmm.py, steps 1-7: the same comparisons and the one
-// product, so the decisions equal the reference's bit for bit).  A worker's threads: z_i
-// with the normalization (a half per column), then K = ceil((q-1)/W) rows eta a thread,
-// interleaved, for the minima, E and A (each trellis row one int4, the pairs eta' < eta''
-// listed without the reference's skipped half: pair_low), then the emit of the Min-Max path
-// (a half per column, a quad per thread, each output one int4 look-up).  Cost per row:
+// product, so the decisions equal the reference's bit for bit).  A worker is TrellisParts parts
+// of P threads (4 up to GF(32): a warp a row; 2 above): z_i with the normalization (a part per
+// column), then K = ceil((q-1)/W) rows eta a thread (one at GF(32)), interleaved, for the
+// minima, E and A (each trellis row one int4, the pairs eta' < eta'' listed without the
+// reference's skipped half: pair_low), then the emit of the Min-Max path (a part per column, a
+// quad per thread, each output one int4 look-up).  Cost per row:
 // O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
 // against Min-Max's 3 (d-2) q^2.
 // The same kernel template: check_row<Q, kTrellis> switches the rule at compile time.
@@ -66,10 +67,14 @@ constexpr int kMaxThreads = 512;
 
 template <int Q>
 struct Shape {
-    static constexpr int P = (Q / 4 < 32) ? Q / 4 : 32;   // threads per half
+    static constexpr int P = (Q / 4 < 32) ? Q / 4 : 32;   // threads per part of a worker
     static constexpr int G = Q / (4 * P);                  // output quads per thread
-    static constexpr int W = 2 * P;                        // threads per worker
 };
+// A worker (one check row) is PARTS parts of P threads: the Min-Max rule's two halves (forward,
+// backward), or the trellis rule's parts, each taking every PARTS-th edge of the row in the edge
+// loops: 4 parts up to GF(32) (a warp a row, one row eta a thread in steps 2-5), 2 above.
+template <int Q>
+constexpr int TrellisParts = Q <= 32 ? 4 : 2;
 
 // Integer view of a message value.  Every vector the convolutions see is a normalized Q
 // (Q' - min Q' >= +0, never -0: x - x = +0) or a min/max of such values, so all are
@@ -113,22 +118,22 @@ __device__ __forceinline__ void minmax_conv(const float* __restrict__ x, const f
     }
 }
 
-template <int Q>
+template <int Q, int PARTS>
 struct Worker {
-    static constexpr int P = Shape<Q>::P, W = Shape<Q>::W;
+    static constexpr int P = Shape<Q>::P, W = PARTS * P;
     static constexpr int G = Shape<Q>::G;
-    int id, half, lt;
-    unsigned half_mask, worker_mask;
+    int id, part, lt, t;                     // worker, part, lane in the part, thread in the worker
+    unsigned part_mask, worker_mask;
     int log_a[G][4];                         // log of the thread's elements a = 4 (lt + g P) + c
 
     __device__ explicit Worker(const nb::Tables& tab)
     {
         id = threadIdx.x / W;
-        const int t = threadIdx.x % W;
-        half = t / P;
+        t = threadIdx.x % W;
+        part = t / P;
         lt = t % P;
         const int lane = threadIdx.x % 32;
-        half_mask = P >= 32 ? 0xffffffffu : ((1u << P) - 1u) << (lane & ~(P - 1));
+        part_mask = P >= 32 ? 0xffffffffu : ((1u << P) - 1u) << (lane & ~(P - 1));
         worker_mask = W >= 32 ? 0xffffffffu : ((1u << W) - 1u) << (lane & ~(W - 1));
 #pragma unroll
         for (int g = 0; g < G; ++g)
@@ -141,7 +146,7 @@ struct Worker {
     {
         return (g == 0 && c == 0 && lt == 0) ? 0 : tab.exp[log_h + log_a[g][c]];
     }
-    __device__ __forceinline__ void sync_half() const { __syncwarp(half_mask); }
+    __device__ __forceinline__ void sync_part() const { __syncwarp(part_mask); }
     __device__ __forceinline__ void sync_worker() const
     {
         if constexpr (W > 32) {
@@ -150,16 +155,16 @@ struct Worker {
             __syncwarp(worker_mask);
         }
     }
-    __device__ __forceinline__ float min_half(float v) const
+    __device__ __forceinline__ float min_part(float v) const
     {
 #pragma unroll
-        for (int o = 1; o < P; o <<= 1) v = fminf(v, __shfl_xor_sync(half_mask, v, o));
+        for (int o = 1; o < P; o <<= 1) v = fminf(v, __shfl_xor_sync(part_mask, v, o));
         return v;
     }
-    __device__ __forceinline__ int min_half(int v) const
+    __device__ __forceinline__ int min_part(int v) const
     {
 #pragma unroll
-        for (int o = 1; o < P; o <<= 1) v = min(v, __shfl_xor_sync(half_mask, v, o));
+        for (int o = 1; o < P; o <<= 1) v = min(v, __shfl_xor_sync(part_mask, v, o));
         return v;
     }
 };
@@ -245,15 +250,15 @@ __device__ __forceinline__ void two_deviations(const int4* __restrict__ rows, co
 // when layered), one element a thread and edge as Min-Max's.
 // Shared memory after Qh: rows[Q] (int4, the trellis rows) and out[Q] (int4: alpha E, alpha A_c1,
 // alpha A_c2, c1 | c2 << 16; out[0] = 0 with no path, as dR_i(0) = 0).
-template <int Q>
-__device__ void trellis_rule(const Worker<Q>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
+template <int Q, int PARTS>
+__device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
                              const int* __restrict__ zs, float* __restrict__ qh, int d, int rb,
                              float* __restrict__ post, float* __restrict__ r, bool layered, float alpha)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W, K = (Q - 1 + W - 1) / W;
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, K = (Q - 1 + W - 1) / W;
     int4* rows = reinterpret_cast<int4*>(qh + d * Q);
     int4* out = rows + Q;
-    const int t = wk.half * P + wk.lt;
+    const int t = wk.t;
     int eta[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) eta[k] = min(1 + t + k * W, Q - 1);
@@ -301,7 +306,7 @@ __device__ void trellis_rule(const Worker<Q>& wk, const nb::Tables& tab, const i
         if (t == 0) out[0] = make_int4(0, 0, 0, -1);
     }
     wk.sync_worker();
-    for (int i = wk.half; i < d; i += 2) {          // steps 6-7
+    for (int i = wk.part; i < d; i += PARTS) {      // steps 6-7
         const int e = rb + i, v = meta[i].x, log_h = meta[i].y, s = beta ^ zs[i];
         const float* qi = qh + i * Q;
 #pragma unroll
@@ -327,7 +332,7 @@ __device__ void trellis_rule(const Worker<Q>& wk, const nb::Tables& tab, const i
 // The Min-Max rule for one row (Qh_i in qh, normalized): the two recursions, the merges and
 // R (and L when layered).  Shared memory after Qh: F_1..F_{d-2}, B_1..B_{d-2}, two merge buffers.
 template <int Q>
-__device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
+__device__ void minmax_rule(const Worker<Q, 2>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
                             float* __restrict__ qh, int d, int rb, float* __restrict__ post,
                             float* __restrict__ r, bool layered)
 {
@@ -340,10 +345,10 @@ __device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const in
     // Forward (half 0) and backward (half 1) at once.  The halves of a warp run one
     // instruction stream: operands are selected, not branched on.
     for (int s = 1; s <= d - 2; ++s) {
-        const bool fwd = wk.half == 0;
+        const bool fwd = wk.part == 0;
         const int t = fwd ? s : d - 1 - s;   // F_s = F_{s-1} (*) Qh_s,  B_t = B_{t+1} (*) Qh_t
         minmax_conv<Q>(fwd ? F(s - 1) : B(t + 1), qh + t * Q, fwd ? F(s) : B(t), wk.lt);
-        wk.sync_half();
+        wk.sync_part();
     }
     wk.sync_worker();
     // Merges M_i = F_{i-1} (*) B_{i+1}, i = 1 .. d-2: half 0 takes i = 1 .. steps, half 1
@@ -351,16 +356,16 @@ __device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const in
     // halves stay converged); a last step without convolution emits M_0 = B_1 (half 0) and
     // M_{d-1} = F_{d-2} (half 1).  3(d-2) convolutions per row in all.
     const int steps = (d - 1) / 2;
-    float* mine = mbuf + wk.half * Q;
+    float* mine = mbuf + wk.part * Q;
     for (int k = 0; k <= steps; ++k) {
         const bool copy = k == steps;       // the same for both halves: no divergence
-        const int i = copy ? wk.half * (d - 1) : 1 + k + wk.half * steps;
+        const int i = copy ? wk.part * (d - 1) : 1 + k + wk.part * steps;
         if (!copy) {
             const int ic = min(i, d - 2);
             minmax_conv<Q>(F(ic - 1), B(ic + 1), mine, wk.lt);
-            wk.sync_half();
+            wk.sync_part();
         }
-        const float* m = !copy ? mine : wk.half == 0 ? B(1) : F(d - 2);
+        const float* m = !copy ? mine : wk.part == 0 ? B(1) : F(d - 2);
         if (copy || i <= d - 2) {
             const int e = rb + i;
             const int v = meta[i].x;
@@ -383,7 +388,7 @@ __device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const in
                 }
             }
         }
-        wk.sync_half();
+        wk.sync_part();
     }
 }
 
@@ -395,27 +400,27 @@ __device__ void minmax_rule(const Worker<Q>& wk, const nb::Tables& tab, const in
 // Qh_0..Qh_{d-1}, F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis: after
 // Qh the trellis rule's two int4 rows of q).  Q' = L - R_old is staged in Qh_i's place and
 // permuted there.
-template <int Q, bool kTrellis>
-__device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __restrict__ meta,
+template <int Q, bool kTrellis, int PARTS>
+__device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int2* __restrict__ meta,
                           int* __restrict__ zs, float* __restrict__ vec, int d, int rb,
                           const int* __restrict__ edge_col, const unsigned char* __restrict__ edge_h,
                           float* __restrict__ post, float* __restrict__ r, bool first, bool layered,
                           float alpha)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Shape<Q>::W, C = 4 / G;
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, C = 4 / G;
     float* qh = vec;                         // Qh_0 .. Qh_{d-1}
 
-    for (int i = wk.half * P + wk.lt; i < d; i += W) {
+    for (int i = wk.t; i < d; i += W) {
         meta[i] = make_int2(edge_col[rb + i], tab.log[edge_h[rb + i]]);
     }
     wk.sync_worker();
-    // Q' = L - R_old, C of the half's edges at a time: their columns first, then every load, then
+    // Q' = L - R_old, C of the part's edges at a time: their columns first, then every load, then
     // the stores (loads and stores interleaved would wait edge by edge: a store to shared memory
     // may not pass the load of the next edge's column).  Past the last edge the loads repeat it.
-    for (int i0 = wk.half; i0 < d; i0 += 2 * C) {
+    for (int i0 = wk.part; i0 < d; i0 += PARTS * C) {
         int v[C];
 #pragma unroll
-        for (int k = 0; k < C; ++k) v[k] = meta[min(i0 + 2 * k, d - 1)].x;
+        for (int k = 0; k < C; ++k) v[k] = meta[min(i0 + PARTS * k, d - 1)].x;
         float4 l[C][G], ro[C][G];
 #pragma unroll
         for (int k = 0; k < C; ++k)
@@ -424,21 +429,21 @@ __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __re
                 const int a0 = 4 * (wk.lt + g * P);
                 l[k][g] = *reinterpret_cast<const float4*>(post + (size_t)v[k] * Q + a0);
                 ro[k][g] = first ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                 : *reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + 2 * k, d - 1)) * Q + a0);
+                                 : *reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + PARTS * k, d - 1)) * Q + a0);
             }
 #pragma unroll
         for (int k = 0; k < C; ++k) {
-            if (i0 + 2 * k < d) {
+            if (i0 + PARTS * k < d) {
 #pragma unroll
                 for (int g = 0; g < G; ++g) {
-                    *reinterpret_cast<float4*>(qh + (i0 + 2 * k) * Q + 4 * (wk.lt + g * P)) =
+                    *reinterpret_cast<float4*>(qh + (i0 + PARTS * k) * Q + 4 * (wk.lt + g * P)) =
                         make_float4(l[k][g].x - ro[k][g].x, l[k][g].y - ro[k][g].y, l[k][g].z - ro[k][g].z,
                                     l[k][g].w - ro[k][g].w);
                 }
             }
         }
     }
-    for (int i = wk.half; i < d; i += 2) {   // Q = Q' - min Q', permuted in place: Qh_i(h a) = Q(a)
+    for (int i = wk.part; i < d; i += PARTS) {   // Q = Q' - min Q', permuted in place: Qh_i(h a) = Q(a)
         const int log_h = meta[i].y;
         float* row = qh + i * Q;
         float x[G][4];
@@ -450,8 +455,8 @@ __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __re
 #pragma unroll
             for (int c = 0; c < 4; ++c) mn = fminf(mn, x[g][c]);
         }
-        mn = wk.min_half(mn);
-        wk.sync_half();                      // the half has read all of row i before it is overwritten
+        mn = wk.min_part(mn);
+        wk.sync_part();                      // the part has read all of row i before it is overwritten
         int z = Q;                           // kTrellis: the smallest x with Qh_i(x) = 0
 #pragma unroll
         for (int g = 0; g < G; ++g)
@@ -463,13 +468,13 @@ __device__ void check_row(const Worker<Q>& wk, const nb::Tables& tab, int2* __re
                 if (kTrellis && y == 0.f) z = min(z, k2);
             }
         if constexpr (kTrellis) {
-            z = wk.min_half(z);
+            z = wk.min_part(z);
             if (wk.lt == 0) zs[i] = z;
         }
     }
     wk.sync_worker();
     if constexpr (kTrellis) {
-        trellis_rule<Q>(wk, tab, meta, zs, qh, d, rb, post, r, layered, alpha);
+        trellis_rule<Q, PARTS>(wk, tab, meta, zs, qh, d, rb, post, r, layered, alpha);
     } else {
         minmax_rule<Q>(wk, tab, meta, qh, d, rb, post, r, layered);
     }
@@ -582,8 +587,9 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
     }
     const unsigned char flags = __syncthreads_or(bad) ? llr::kBadLlrFlag : 0;
 
-    const Worker<Q> wk(tab);
-    const int workers = blockDim.x / Worker<Q>::W;
+    constexpr int PARTS = kTrellis ? TrellisParts<Q> : 2;
+    const Worker<Q, PARTS> wk(tab);
+    const int workers = blockDim.x / Worker<Q, PARTS>::W;
     const int meta_slots = (dmax + 1) & ~1;  // keeps the vectors 16-byte aligned
     const int z_slots = kTrellis ? (dmax + 3) & ~3 : 0;
     const int vec_floats = kTrellis ? (dmax + 8) * Q : (3 * dmax - 2) * Q;
@@ -596,7 +602,7 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
                 for (int k = group_ptr[g] + wk.id; k < group_ptr[g + 1]; k += workers) {
                     const int row = group_rows[k];
                     const int rb = row_ptr[row];
-                    check_row<Q, kTrellis>(wk, tab, meta, zs, vec, row_ptr[row + 1] - rb, rb, edge_col,
+                    check_row<Q, kTrellis, PARTS>(wk, tab, meta, zs, vec, row_ptr[row + 1] - rb, rb, edge_col,
                                            edge_h, post, r, it == 1, !flooding, alpha);
                 }
             }
@@ -621,12 +627,13 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
 }  // namespace
 
 // nb_minmax_q<Q> (forward-backward Min-Max; alpha unused) and nb_tmm_q<Q> (trellis Min-Max):
-// one parameter list, the rule picked at compile time.  The trellis kernels' registers are not
-// capped at 64 (two blocks of 512 threads): their steps 4-5 keep two rows' chains and their loads
-// in flight (120 registers, no spills, where 64 spilled; 4 blocks of 8 rows still fit an SM on
-// gf32-837-726, and caps of 96 or 80 for a fifth block measured slower, docs/gpu_nb.md).
+// one parameter list, the rule picked at compile time.  The trellis kernels above GF(32) are not
+// capped at 64 registers (two blocks of 512 threads): their steps 4-5 keep two rows' chains and
+// their loads in flight (122 registers, no spills, where 64 spilled).  Up to GF(32) a warp works a
+// row, one row eta a thread: 64 registers (4 bytes spilled at GF(32)) give twice the warps of the
+// uncapped 118, and ran 8 % faster on gf32-837-726 (uncapped: no gain; docs/gpu_nb.md).
 #define NB_RULE_KERNEL(NAME, Q, TRELLIS)                                                            \
-    extern "C" __global__ void __launch_bounds__(kMaxThreads, TRELLIS ? 1 : 2) NAME(                \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, TRELLIS && Q > 32 ? 1 : 2) NAME(      \
         const float* in, int in_bits, float* post, float* chan, float* r, unsigned char* symbols,   \
         int* iterations, unsigned char* valid, const unsigned char* gexp, const short* glog,        \
         const int* row_ptr, const int* edge_col, const unsigned char* edge_h, const int* group_ptr, \

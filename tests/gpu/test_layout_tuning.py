@@ -136,8 +136,19 @@ def test_blocks_per_sm_counts_registers_per_sub_partition(registers, threads, bl
     assert blocks_per_sm(H200, kern, threads, 0) == blocks
 
 
+def test_gf_q_worker_threads():
+    """Threads a check row: Min-Max's two halves of min(q/4, 32), T-MM's four parts up to GF(32)
+    (nb_minmax.cu TrellisParts: a warp a row at GF(32)) and two above, FFT-SPA min(q, 32)."""
+    from gpuldpc.cuda.nb_layout import unit_threads
+
+    assert [unit_threads("minmax", q) for q in (4, 32, 64, 256)] == [2, 16, 32, 64]
+    assert [unit_threads("tmm", q) for q in (4, 16, 32, 64, 256)] == [4, 16, 32, 32, 64]
+    assert [unit_threads("fft-spa", q) for q in (4, 32, 256)] == [4, 32, 32]
+
+
 @pytest.mark.parametrize("name, algorithm, layered, registers, units, blocks", [
-    ("gf32-837-726", "tmm", True, 120, 8, 4),       # 31 rows a layer: 4 x 8 rows, not 1 x 31
+    ("gf32-837-726", "tmm", True, 64, 8, 4),        # a warp a row: 4 x 8 rows, not 32 x 1 (> 16 frames)
+    ("gf64-1512-1325", "tmm", True, 122, 1, 16),    # two parts of 16 threads a row, 122 registers
     ("gf32-837-726", "mmma", True, 64, 11, 2),
     ("gf32-744-653", "mmma", True, 64, 8, 3),       # ties with 6 x 4 rows: the fewer frames
     ("gf32-620-310", "minmax", False, 64, 8, 8),    # within 1 % of 32 x 2 rows: the fewer frames
@@ -146,7 +157,8 @@ def test_blocks_per_sm_counts_registers_per_sub_partition(registers, threads, bl
 ])
 def test_gf_q_block_shapes(name, algorithm, layered, registers, units, blocks):
     """nb_layout.launch_shape on the H200's limits: the rows busy times the chance that some block is
-    not at a barrier (1 - 0.15^blocks), near-ties to the most rows a block."""
+    not at a barrier (1 - 0.15^blocks), near-ties to the most rows a block, more than 16 frames an SM
+    only where nothing else fits."""
     from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout
 
     lay = nb_layout(gl.codes.get(name))

@@ -36,6 +36,7 @@ FIELD_SIZES = (4, 8, 16, 32, 64, 128, 256)
 MAX_THREADS = 512            # kernels' __launch_bounds__ (kMaxThreads in nb_minmax.cu, nb_fftspa.cu)
 MAX_NAMED_BARRIERS = 15      # Min-Max workers of 64 threads synchronize by named barriers 1..15
 BARRIER_WAIT = 0.15          # share of a lone block's time at its barriers (launch_shape)
+MAX_FRAMES_PER_SM = 16       # resident blocks (frames) a multiprocessor beyond which shapes lose (launch_shape)
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,12 @@ class NbShape:
 
 
 def unit_threads(algorithm: str, q: int) -> int:
-    """Threads per check row: a Min-Max worker (2 min(q/4, 32)) or an FFT-SPA group (min(q, 32))."""
-    return 2 * min(q // 4, 32) if algorithm != "fft-spa" else min(q, 32)
+    """Threads per check row: a worker of parts of min(q/4, 32) threads -- Min-Max's two halves,
+    trellis Min-Max's four parts up to GF(32) and two above (nb_minmax.cu ``TrellisParts``) --
+    or an FFT-SPA group (min(q, 32))."""
+    if algorithm == "fft-spa":
+        return min(q, 32)
+    return (4 if algorithm == "tmm" and q <= 32 else 2) * min(q // 4, 32)
 
 
 def unit_floats(algorithm: str, layout: NbLayout) -> int:
@@ -164,7 +169,11 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
     barrier (a block waits for its slowest row at every ``__syncthreads``; measured on the
     H200, T-MM gf32-837-726 kernel only: one block of 31 rows 426 Mb/s, 2 x 16 rows 478,
     4 x 8 rows 496, 8 x 4 rows 497).  Shapes within 1 % of the best score count as equal and
-    the one with the fewest frames in flight (the most rows a block) is taken.
+    the one with the fewest frames in flight (the most rows a block) is taken.  Shapes of more than
+    ``MAX_FRAMES_PER_SM`` resident frames a multiprocessor count only where no other shape fits: T-MM
+    gf32-837-726 with a warp a row and 64 registers scores 32 one-row blocks highest (every block
+    busy in every round), and ran 537 Mb/s through the call against 599 / 609 / 607 for 2 / 4 / 8
+    rows a block (16 / 8 / 4 blocks; H200, bench/results/h200-nb-tmm-warp-rows-ab.txt).
     """
     if preset not in ("throughput", "latency"):
         raise ValueError(f"preset={preset!r} is not one of 'throughput', 'latency'")
@@ -182,7 +191,7 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
     if units is not None and not (isinstance(units, (int, np.integer)) and 1 <= units <= most):
         raise ValueError(f"units={units!r}: a block of this kernel takes 1..{most} check rows at once "
                          f"({per_unit} threads and {unit_bytes} B of shared memory each)")
-    scored = []
+    scored, crowded = [], []
     for count in ([units] if units else [most] if preset == "latency" else range(1, most + 1)):
         threads = count * per_unit
         shared = fixed + count * unit_bytes
@@ -190,6 +199,8 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
         rounds = -(-rows_at_once // count)
         if blocks >= 1:
             score = blocks * rows_at_once / rounds * (1.0 - BARRIER_WAIT ** blocks)
-            scored.append((score, NbShape(count, threads, shared, blocks)))
+            shape = NbShape(count, threads, shared, blocks)
+            (scored if blocks <= MAX_FRAMES_PER_SM else crowded).append((score, shape))
+    scored = scored or crowded
     top = max(score for score, _ in scored)
     return [shape for score, shape in scored if score >= 0.99 * top][-1]   # the most rows a block
