@@ -246,10 +246,13 @@ __device__ __forceinline__ void two_deviations(const int4* __restrict__ rows, co
 // takes K = ceil((Q-1)/W) rows eta (a thread without a K-th row computes row Q-1 again and stores
 // nothing): their minima over the columns (steps 2-3, and beta on the way), then E, A_c1, A_c2
 // (steps 4-5), stored already scaled by alpha (the product of step 7 is the same for each value
-// wherever it is used) with the path, so that step 6's choice is one shared load; then R (and L
-// when layered), one element a thread and edge as Min-Max's.
-// Shared memory after Qh: rows[Q] (int4, the trellis rows) and out[Q] (int4: alpha E, alpha A_c1,
-// alpha A_c2, c1 | c2 << 16; out[0] = 0 with no path, as dR_i(0) = 0).
+// wherever it is used) with the path, so that step 6's choice is two shared loads (the path, then
+// the value); then R (and L when layered), one element a thread and edge as Min-Max's.
+// Shared memory after Qh: rows[Q] (int4, the trellis rows), then the outputs as four planes of Q
+// words: alpha E, alpha A_c1, alpha A_c2, and c1 | c2 << 16 (entry 0: 0 with no path, as
+// dR_i(0) = 0).  Words, not an int4 a row: up to GF(32) a plane lies in distinct banks, so the
+// emit's gathers (a permutation of the plane a part) never conflict, where the int4 rows took
+// 23 % of the kernel's shared wavefronts, 9 % in conflicts (Nsight Compute, docs/gpu_nb.md).
 template <int Q, int PARTS>
 __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
                              const int* __restrict__ zs, float* __restrict__ qh, int d, int rb,
@@ -257,7 +260,8 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
 {
     constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, K = (Q - 1 + W - 1) / W;
     int4* rows = reinterpret_cast<int4*>(qh + d * Q);
-    int4* out = rows + Q;
+    float* outs = reinterpret_cast<float*>(rows + Q);              // alpha E, alpha A_c1, alpha A_c2
+    unsigned* paths = reinterpret_cast<unsigned*>(outs + 3 * Q);   // c1 | c2 << 16
     const int t = wk.t;
     int eta[K];
 #pragma unroll
@@ -299,11 +303,16 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (1 + t + k * W < Q) {
-                out[eta[k]] = make_int4(__float_as_int(__fmul_rn(e[k], alpha)), __float_as_int(__fmul_rn(a1[k], alpha)),
-                                        __float_as_int(__fmul_rn(a2[k], alpha)), c1[k] | (c2[k] << 16));
+                outs[eta[k]] = __fmul_rn(e[k], alpha);
+                outs[Q + eta[k]] = __fmul_rn(a1[k], alpha);
+                outs[2 * Q + eta[k]] = __fmul_rn(a2[k], alpha);
+                paths[eta[k]] = c1[k] | (c2[k] << 16);
             }
         }
-        if (t == 0) out[0] = make_int4(0, 0, 0, -1);
+        if (t == 0) {
+            outs[0] = outs[Q] = outs[2 * Q] = 0.f;
+            paths[0] = 0xffffffffu;
+        }
     }
     wk.sync_worker();
     for (int i = wk.part; i < d; i += PARTS) {      // steps 6-7
@@ -315,10 +324,9 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
             float rn[4], ln[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) {
-                const int k2 = wk.mul(tab, log_h, g, c);
-                const int4 u = out[k2 ^ s];
-                const unsigned path = u.w;
-                rn[c] = __int_as_float((path & 0xffffu) == (unsigned)i ? u.y : (path >> 16) == (unsigned)i ? u.z : u.x);
+                const int k2 = wk.mul(tab, log_h, g, c), x = k2 ^ s;
+                const unsigned path = paths[x];
+                rn[c] = outs[(path & 0xffffu) == (unsigned)i ? Q + x : (path >> 16) == (unsigned)i ? 2 * Q + x : x];
                 ln[c] = qi[k2] + rn[c];
             }
             *reinterpret_cast<float4*>(r + (size_t)e * Q + a0) = make_float4(rn[0], rn[1], rn[2], rn[3]);
