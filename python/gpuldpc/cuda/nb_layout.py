@@ -18,7 +18,8 @@ the numbering of :class:`gpuldpc.codes.tanner.TannerGraph`, so message
 :func:`launch_shape` sizes a block from the device's limits (``DeviceLimits``) and
 the kernel's registers (paper 001 section IV-D, as :mod:`gpuldpc.cuda.tuning` does for
 the binary kernels): the number of check rows a block works on at once (Min-Max
-*workers* of ``2 min(q/4, 32)`` threads, FFT-SPA *groups* of ``min(q, 32)`` lanes)
+*workers* of ``2 min(q/4, 32)`` threads, trellis Min-Max's of four parts up to GF(32),
+FFT-SPA *groups* of ``min(q, 32)`` lanes: :func:`unit_threads`)
 that keeps the most rows in flight per multiprocessor, discounted for the idle
 workers of a layer's last round.
 """
