@@ -50,7 +50,7 @@
 // column), then K = ceil((q-1)/W) rows eta a thread (one at GF(32)), interleaved, for the
 // minima, E and A (each trellis row one int4, the pairs eta' < eta'' listed without the
 // reference's skipped half: pair_low), then the emit of the Min-Max path (a part per column, a
-// quad per thread, each output one int4 look-up).  Cost per row:
+// quad per thread, each output two word look-ups: its path, then its value).  Cost per row:
 // O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
 // against Min-Max's 3 (d-2) q^2.
 // The same kernel template: check_row<Q, kTrellis> switches the rule at compile time.
@@ -406,7 +406,7 @@ __device__ void minmax_rule(const Worker<Q, 2>& wk, const nb::Tables& tab, const
 // Shared memory of a worker: meta[dmax rounded up to even] (column, log h of each edge of the
 // row), (kTrellis: zs[dmax rounded up to 4], the hard decisions z_i), then
 // Qh_0..Qh_{d-1}, F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis: after
-// Qh the trellis rule's two int4 rows of q).  Q' = L - R_old is staged in Qh_i's place and
+// Qh the trellis rule's q int4 rows and its four planes of q words of outputs).  Q' = L - R_old is staged in Qh_i's place and
 // permuted there.
 template <int Q, bool kTrellis, int PARTS>
 __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int2* __restrict__ meta,

@@ -142,7 +142,8 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
 
     Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
     buffers.  T-MM ("tmm"): the row's edges, the hard decisions z (a multiple of 4), Qh and
-    the trellis rule's two rows of q int4 (the minima of each trellis row, then E, A and paths).
+    the trellis rule's q int4 trellis rows (minima and their columns) and four planes of q words
+    (alpha E, alpha A_c1, alpha A_c2, paths).
     FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
     products, d transforms and a permutation buffer.
     """
