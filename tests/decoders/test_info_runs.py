@@ -19,3 +19,12 @@ def test_runs_rebuild_the_information_symbols():
 def test_a_run_is_a_view():
     assert info_runs(info_index(gl.codes.get("gf32-620-310"))) == ()
     assert info_runs(np.array([4, 5, 6, 9, 2, 3])) == ((4, 0, 3), (9, 3, 1), (2, 4, 2))
+
+
+def test_a_pageable_result_block_gets_no_runs():
+    """The CUDA engine's ticket DMAs info only into page-locked blocks; an ordinary one (no pool, or
+    past the pool's limit) leaves info to the decoder's gather from the decisions."""
+    from gpuldpc.cuda.engine import Ticket
+
+    t = Ticket(None, 5, 9, None, (), info_runs=((0, 0, 3), (6, 3, 2)))
+    assert t.info is None and t.info_runs == () and t.bits.shape == (5, 9)

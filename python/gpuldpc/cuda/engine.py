@@ -85,7 +85,8 @@ from .context import CudaError, DeviceContext
 from .device_memory import DevicePool, DeviceResults, device_ordinal, wait_for_stream
 from .driver import device_ids, driver
 from .graphs import GraphCache
-from .host_memory import HostRegistry, ResultPool, host_rows, mapped_address, pinned_empty, release_events
+from .host_memory import (HostRegistry, ResultPool, host_rows, is_pinned, mapped_address, pinned_empty,
+                          release_events)
 
 
 def aligned_mapped_address(array: np.ndarray) -> int | None:
@@ -165,7 +166,8 @@ class Ticket:
     (only the flags come to the host); else None.  ``llr``: the soft output, ``soft_dtype``
     [batch, soft_width] in the same block after the bits (16-byte aligned), or None.
     ``info``: ``DecodeResult.info`` [batch, k] after them, filled by DMA from the runs
-    ``info_runs`` (:func:`gpuldpc.result.info_runs`; ``()``: none, ``info`` None)."""
+    ``info_runs`` (:func:`gpuldpc.result.info_runs`) where the block is page-locked (``()``
+    or a pageable block: ``info`` None, the decoder gathers it from ``bits``)."""
 
     __slots__ = ("bits", "iterations", "flags", "parts", "streams", "keep", "device", "llr", "info",
                  "info_runs")
@@ -181,6 +183,8 @@ class Ticket:
         info_width = sum(run[2] for run in info_runs)
         size = info_at + batch * info_width
         block = pool.take(size, self.streams) if pool is not None else np.empty(size, np.uint8)
+        if info_runs and (pool is None or not is_pinned(block)):
+            info_runs = ()      # a pageable block (past the pool's limit): info gathered on the host
         self.llr = block[soft_at:soft_end].view(soft_dtype).reshape(batch, soft_width) if soft_width else None
         self.info = block[info_at:size].reshape(batch, info_width) if info_runs else None
         self.info_runs = info_runs
