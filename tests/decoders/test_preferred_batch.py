@@ -16,7 +16,8 @@ def fake(chunk, frame_bytes, bits_width, streams=4, soft_bytes=0, results=True):
     eng = types.SimpleNamespace(streams=streams, chunk=chunk, frame_bytes=frame_bytes, soft_bytes=soft_bytes,
                                 plan=plan)
     dec = types.SimpleNamespace(engines=[eng], inputs=types.SimpleNamespace(limit_bytes=GIB),
-                                results=types.SimpleNamespace(limit_bytes=GIB) if results else None)
+                                results=types.SimpleNamespace(limit_bytes=GIB) if results else None,
+                                info_runs=())
     dec._page_locked_frames = types.MethodType(GpuDecoder._page_locked_frames, dec)
     return dec
 
