@@ -169,15 +169,29 @@ struct Worker {
     }
 };
 
-// Trellis rows (steps 2-3): row eta's first minimum, its column, second minimum, its column, as one
-// int4 (the floats' bit patterns), so that a candidate of steps 4-5 is one shared load.
-// v_x(e) of that row: its best value off column x (m1 at p, or m2 at p2 where p = x; x = -1: m1).
-__device__ __forceinline__ void off_column(int4 t, int x, float& v, int& col)
-{
-    const bool on = t.y == x;
-    v = __int_as_float(on ? t.z : t.x);
-    col = on ? t.w : t.y;
-}
+// Trellis rows (steps 2-3) as three planes of Q words: m1 (each row eta's first minimum), m2 (its
+// second) and cols (their columns p | p2 << 16).  Up to GF(32) a plane lies in distinct banks, so
+// steps 4-5's gathers never conflict (an int4 a row took four wavefronts a gather, and its int2 half
+// conflicted: docs/gpu_nb.md).
+template <int Q>
+struct TrellisRow {
+    float m1, m2;
+    int p, p2;
+    __device__ __forceinline__ TrellisRow(const int* __restrict__ rows, int eta)
+    {
+        m1 = __int_as_float(rows[eta]);
+        m2 = __int_as_float(rows[Q + eta]);
+        const int cols = rows[2 * Q + eta];
+        p = cols & 0xffff;
+        p2 = cols >> 16;
+    }
+    // The row's best value off column x (m1 at p, or m2 at p2 where p = x), and its column.
+    __device__ __forceinline__ void off_column(int x, float& v, int& col) const
+    {
+        v = p == x ? m2 : m1;
+        col = p == x ? p2 : p;
+    }
+};
 
 // eta' of the j-th pair eta' + eta'' = eta with eta' < eta'' (j = 1 .. Q/2-1): eta' and eta'' differ
 // in the bits of eta, so eta' < eta'' exactly when eta' has a 0 at eta's highest bit; inserting
@@ -189,69 +203,74 @@ __device__ __forceinline__ int pair_low(int eta, int j)
     return (j & low) | ((j & ~low) << 1);
 }
 
-// Steps 4-5 for K rows eta of one thread at once (independent chains): E with its path {c1, c2},
-// then A_c1 and A_c2 in one pass; candidates in the reference's order, a later one taken only
-// when strictly smaller.
+// Steps 4-5 for K rows eta of one thread at once (independent chains): E with its path {c1, c2}
+// (each candidate two word gathers: m1 and the columns), then A_c1 and A_c2 in one pass (three);
+// candidates in the reference's order, a later one taken only when strictly smaller.
 template <int Q, int K>
-__device__ __forceinline__ void two_deviations(const int4* __restrict__ rows, const int (&eta)[K], float (&e)[K],
+__device__ __forceinline__ void two_deviations(const int* __restrict__ rows, const int (&eta)[K], float (&e)[K],
                                                int (&c1)[K], int (&c2)[K], float (&a1)[K], float (&a2)[K])
 {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        off_column(rows[eta[k]], -1, e[k], c1[k]);
-        c2[k] = c1[k];
+        e[k] = __int_as_float(rows[eta[k]]);
+        c1[k] = c2[k] = rows[2 * Q + eta[k]] & 0xffff;
     }
 #pragma unroll 4
     for (int j = 1; j < Q / 2; ++j) {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const int e1 = pair_low(eta[k], j);
-            const int2 x = *reinterpret_cast<const int2*>(rows + e1);              // m1, p
-            const int2 y = *reinterpret_cast<const int2*>(rows + (e1 ^ eta[k]));
-            const float cand = fmaxf(__int_as_float(x.x), __int_as_float(y.x));
-            if (cand < e[k] && x.y != y.y) {
+            const int e1 = pair_low(eta[k], j), e2 = e1 ^ eta[k];
+            const int px = rows[2 * Q + e1] & 0xffff, py = rows[2 * Q + e2] & 0xffff;
+            const float cand = fmaxf(__int_as_float(rows[e1]), __int_as_float(rows[e2]));
+            if (cand < e[k] && px != py) {
                 e[k] = cand;
-                c1[k] = x.y;
-                c2[k] = y.y;
+                c1[k] = px;
+                c2[k] = py;
             }
         }
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
+        const TrellisRow<Q> t(rows, eta[k]);
         int col;
-        off_column(rows[eta[k]], c1[k], a1[k], col);
-        off_column(rows[eta[k]], c2[k], a2[k], col);
+        t.off_column(c1[k], a1[k], col);
+        t.off_column(c2[k], a2[k], col);
     }
 #pragma unroll 4
     for (int j = 1; j < Q / 2; ++j) {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int e1 = pair_low(eta[k], j);
-            const int4 x = rows[e1], y = rows[e1 ^ eta[k]];
+            const TrellisRow<Q> x(rows, e1), y(rows, e1 ^ eta[k]);
             float u, w;
             int ku, kw;
-            off_column(x, c1[k], u, ku);
-            off_column(y, c1[k], w, kw);
+            x.off_column(c1[k], u, ku);
+            y.off_column(c1[k], w, kw);
             const float cand1 = fmaxf(u, w);
             if (cand1 < a1[k] && ku != kw) a1[k] = cand1;
-            off_column(x, c2[k], u, ku);
-            off_column(y, c2[k], w, kw);
+            x.off_column(c2[k], u, ku);
+            y.off_column(c2[k], w, kw);
             const float cand2 = fmaxf(u, w);
             if (cand2 < a2[k] && ku != kw) a2[k] = cand2;
         }
     }
 }
 
-// The trellis rule's steps 2-7 for one row (z_i in zs, Qh_i in qh, normalized).  A worker thread
-// takes K = ceil((Q-1)/W) rows eta (a thread without a K-th row computes row Q-1 again and stores
-// nothing): their minima over the columns (steps 2-3, and beta on the way), then E, A_c1, A_c2
-// (steps 4-5), stored already scaled by alpha (the product of step 7 is the same for each value
-// wherever it is used) with the path, so that step 6's choice is two shared loads (the path, then
-// the value); then R (and L when layered), one element a thread and edge as Min-Max's.
-// Shared memory after Qh: rows[Q] (int4, the trellis rows), then the outputs as four planes of Q
-// words: alpha E, alpha A_c1, alpha A_c2, and c1 | c2 << 16 (entry 0: 0 with no path, as
-// dR_i(0) = 0).  Words, not an int4 a row: up to GF(32) a plane lies in distinct banks, so the
-// emit's gathers (a permutation of the plane a part) never conflict, where the int4 rows took
+// The trellis rule's steps 2-7 for one row.  Q_i lies in qh as it is (not permuted: Q_i(a) at a), and
+// zs[i] holds z_i << 16 | (z_i / h_i) << 8 | log h_i (check_row), so that Qh_i(x) = Q_i(x / h_i) and
+//    Qh_i(eta ^ z_i) = Q_i(eta / h_i ^ z_i / h_i),   eta / h_i = exp[log eta - log h_i]
+// (GF division is linear over GF(2)): one look-up of the exp table a thread and column in steps 2-3
+// instead of the permuted stores of Qh, whose four rows a warp conflicted in the banks.  A worker
+// thread takes K = ceil((Q-1)/W) rows eta (a thread without a K-th row computes row Q-1 again and
+// stores nothing): their minima over the columns (steps 2-3, and beta on the way), then E, A_c1,
+// A_c2 (steps 4-5), stored already scaled by alpha (the product of step 7 is the same for each
+// value wherever it is used) with the path, so that step 6's choice is two shared loads (the path,
+// then the value); then R (and L = Q_i(a) + R_i(a) when layered, the thread's own quad of Q_i), one
+// element a thread and edge as Min-Max's.
+// Shared memory after Q: the trellis rows as three planes of Q words (TrellisRow), then the outputs
+// as four planes of Q words: alpha E, alpha A_c1, alpha A_c2, and c1 | c2 << 16 (entry 0: 0 with no
+// path, as dR_i(0) = 0).  Words, not an int4 a row: up to GF(32) a plane lies in distinct banks, so
+// the emit's gathers (a permutation of the plane a part) never conflict, where the int4 rows took
 // 23 % of the kernel's shared wavefronts, 9 % in conflicts (Nsight Compute, docs/gpu_nb.md).
 template <int Q, int PARTS>
 __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
@@ -259,13 +278,16 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
                              float* __restrict__ post, float* __restrict__ r, bool layered, float alpha)
 {
     constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, K = (Q - 1 + W - 1) / W;
-    int4* rows = reinterpret_cast<int4*>(qh + d * Q);
-    float* outs = reinterpret_cast<float*>(rows + Q);              // alpha E, alpha A_c1, alpha A_c2
-    unsigned* paths = reinterpret_cast<unsigned*>(outs + 3 * Q);   // c1 | c2 << 16
+    int* rows = reinterpret_cast<int*>(qh + d * Q);                 // m1, m2, cols
+    float* outs = reinterpret_cast<float*>(rows + 3 * Q);           // alpha E, alpha A_c1, alpha A_c2
+    unsigned* paths = reinterpret_cast<unsigned*>(outs + 3 * Q);    // c1 | c2 << 16
     const int t = wk.t;
-    int eta[K];
+    int eta[K], log_eta[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) eta[k] = min(1 + t + k * W, Q - 1);
+    for (int k = 0; k < K; ++k) {
+        eta[k] = min(1 + t + k * W, Q - 1);
+        log_eta[k] = tab.log[eta[k]] + (Q - 1);
+    }
     int beta = 0;
     {                                                // steps 2-3, columns in order (ties: smallest)
         float a1[K], a2[K];
@@ -276,11 +298,11 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
             b1[k] = b2[k] = 0;
         }
         for (int i = 0; i < d; ++i) {
-            const int z = zs[i];
-            beta ^= z;
+            const int zi = zs[i], log_h = zi & 0xff, w = (zi >> 8) & 0xff;
+            beta ^= zi >> 16;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const float v = qh[i * Q + (eta[k] ^ z)];   // branch-free: a1 <= a2 throughout
+                const float v = qh[i * Q + (tab.exp[log_eta[k] - log_h] ^ w)];   // branch-free: a1 <= a2
                 const bool first = v < a1[k], second = v < a2[k];
                 b2[k] = first ? b1[k] : second ? i : b2[k];
                 a2[k] = fminf(a2[k], fmaxf(a1[k], v));
@@ -291,7 +313,9 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (1 + t + k * W < Q) {
-                rows[eta[k]] = make_int4(__float_as_int(a1[k]), b1[k], __float_as_int(a2[k]), b2[k]);
+                rows[eta[k]] = __float_as_int(a1[k]);
+                rows[Q + eta[k]] = __float_as_int(a2[k]);
+                rows[2 * Q + eta[k]] = b1[k] | (b2[k] << 16);
             }
         }
     }
@@ -316,18 +340,19 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
     }
     wk.sync_worker();
     for (int i = wk.part; i < d; i += PARTS) {      // steps 6-7
-        const int e = rb + i, v = meta[i].x, log_h = meta[i].y, s = beta ^ zs[i];
-        const float* qi = qh + i * Q;
+        const int e = rb + i, v = meta[i].x, log_h = meta[i].y, s = beta ^ (zs[i] >> 16);
 #pragma unroll
         for (int g = 0; g < G; ++g) {
             const int a0 = 4 * (wk.lt + g * P);
+            const float4 q4 = *reinterpret_cast<const float4*>(qh + i * Q + a0);
+            const float qi[4] = {q4.x, q4.y, q4.z, q4.w};
             float rn[4], ln[4];
 #pragma unroll
             for (int c = 0; c < 4; ++c) {
-                const int k2 = wk.mul(tab, log_h, g, c), x = k2 ^ s;
+                const int x = wk.mul(tab, log_h, g, c) ^ s;
                 const unsigned path = paths[x];
                 rn[c] = outs[(path & 0xffffu) == (unsigned)i ? Q + x : (path >> 16) == (unsigned)i ? 2 * Q + x : x];
-                ln[c] = qi[k2] + rn[c];
+                ln[c] = qi[c] + rn[c];
             }
             *reinterpret_cast<float4*>(r + (size_t)e * Q + a0) = make_float4(rn[0], rn[1], rn[2], rn[3]);
             if (layered) {
@@ -404,10 +429,10 @@ __device__ void minmax_rule(const Worker<Q, 2>& wk, const nb::Tables& tab, const
 // Q and z, then trellis_rule.
 //
 // Shared memory of a worker: meta[dmax rounded up to even] (column, log h of each edge of the
-// row), (kTrellis: zs[dmax rounded up to 4], the hard decisions z_i), then
-// Qh_0..Qh_{d-1}, F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis: after
-// Qh the trellis rule's q int4 rows and its four planes of q words of outputs).  Q' = L - R_old is staged in Qh_i's place and
-// permuted there.
+// row), (kTrellis: zs[dmax rounded up to 4], z_i << 16 | (z_i / h_i) << 8 | log h_i, z_i the
+// smallest x with Qh_i(x) = 0), then the row's d vectors of Q (Min-Max: permuted, Qh_i(h a) = Q_i(a);
+// kTrellis: Q_i as it is), F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis:
+// after Q the trellis rule's three planes of trellis rows and four planes of outputs).
 template <int Q, bool kTrellis, int PARTS>
 __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int2* __restrict__ meta,
                           int* __restrict__ zs, float* __restrict__ vec, int d, int rb,
@@ -415,69 +440,64 @@ __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int
                           float* __restrict__ post, float* __restrict__ r, bool first, bool layered,
                           float alpha)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, C = 4 / G;
-    float* qh = vec;                         // Qh_0 .. Qh_{d-1}
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, C = kTrellis ? 4 / G : 2 / G;
+    float* qh = vec;
 
     for (int i = wk.t; i < d; i += W) {
-        meta[i] = make_int2(edge_col[rb + i], tab.log[edge_h[rb + i]]);
+        const int log_h = tab.log[edge_h[rb + i]];
+        meta[i] = make_int2(edge_col[rb + i], log_h);
+        if constexpr (kTrellis) zs[i] = Q << 16 | log_h;   // lowered by every zero of Q_i below
     }
     wk.sync_worker();
-    // Q' = L - R_old, C of the part's edges at a time: their columns first, then every load, then
-    // the stores (loads and stores interleaved would wait edge by edge: a store to shared memory
-    // may not pass the load of the next edge's column).  Past the last edge the loads repeat it.
+    // Q_i = Q' - min Q' with Q' = L - R_old, C of the part's edges at a time: their columns first,
+    // then every load, the minima over the part, then the stores (loads and stores interleaved would
+    // wait edge by edge: a store to shared memory may not pass the load of the next edge's column).
+    // Past the last edge the loads repeat it.
     for (int i0 = wk.part; i0 < d; i0 += PARTS * C) {
         int v[C];
 #pragma unroll
         for (int k = 0; k < C; ++k) v[k] = meta[min(i0 + PARTS * k, d - 1)].x;
-        float4 l[C][G], ro[C][G];
+        float x[C][G][4], mn[C];
 #pragma unroll
-        for (int k = 0; k < C; ++k)
+        for (int k = 0; k < C; ++k) {
+            mn[k] = nb::inf();
 #pragma unroll
             for (int g = 0; g < G; ++g) {
                 const int a0 = 4 * (wk.lt + g * P);
-                l[k][g] = *reinterpret_cast<const float4*>(post + (size_t)v[k] * Q + a0);
-                ro[k][g] = first ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                 : *reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + PARTS * k, d - 1)) * Q + a0);
+                const float4 l = *reinterpret_cast<const float4*>(post + (size_t)v[k] * Q + a0);
+                const float4 ro = first ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                        : *reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + PARTS * k, d - 1)) * Q + a0);
+                x[k][g][0] = l.x - ro.x; x[k][g][1] = l.y - ro.y; x[k][g][2] = l.z - ro.z; x[k][g][3] = l.w - ro.w;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) mn[k] = fminf(mn[k], x[k][g][c]);
             }
+        }
+#pragma unroll
+        for (int k = 0; k < C; ++k) mn[k] = wk.min_part(mn[k]);
 #pragma unroll
         for (int k = 0; k < C; ++k) {
-            if (i0 + PARTS * k < d) {
+            const int i = i0 + PARTS * k;
+            if (i >= d) continue;
+            const int log_h = meta[i].y;
+            float* row = qh + i * Q;
+            int zi = 0x7fffffff;             // kTrellis: z << 16 | a << 8 | log h of the smallest z = h a
 #pragma unroll
-                for (int g = 0; g < G; ++g) {
-                    *reinterpret_cast<float4*>(qh + (i0 + PARTS * k) * Q + 4 * (wk.lt + g * P)) =
-                        make_float4(l[k][g].x - ro[k][g].x, l[k][g].y - ro[k][g].y, l[k][g].z - ro[k][g].z,
-                                    l[k][g].w - ro[k][g].w);
+            for (int g = 0; g < G; ++g) {
+                float y[4];
+#pragma unroll
+                for (int c = 0; c < 4; ++c) {
+                    y[c] = x[k][g][c] - mn[k];
+                    if constexpr (kTrellis) {
+                        if (y[c] == 0.f) zi = min(zi, wk.mul(tab, log_h, g, c) << 16 | (4 * (wk.lt + g * P) + c) << 8 | log_h);
+                    } else {
+                        row[wk.mul(tab, log_h, g, c)] = y[c];
+                    }
+                }
+                if constexpr (kTrellis) {
+                    *reinterpret_cast<float4*>(row + 4 * (wk.lt + g * P)) = make_float4(y[0], y[1], y[2], y[3]);
                 }
             }
-        }
-    }
-    for (int i = wk.part; i < d; i += PARTS) {   // Q = Q' - min Q', permuted in place: Qh_i(h a) = Q(a)
-        const int log_h = meta[i].y;
-        float* row = qh + i * Q;
-        float x[G][4];
-        float mn = nb::inf();
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            const float4 y = *reinterpret_cast<const float4*>(row + 4 * (wk.lt + g * P));
-            x[g][0] = y.x; x[g][1] = y.y; x[g][2] = y.z; x[g][3] = y.w;
-#pragma unroll
-            for (int c = 0; c < 4; ++c) mn = fminf(mn, x[g][c]);
-        }
-        mn = wk.min_part(mn);
-        wk.sync_part();                      // the part has read all of row i before it is overwritten
-        int z = Q;                           // kTrellis: the smallest x with Qh_i(x) = 0
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) {
-                const int k2 = wk.mul(tab, log_h, g, c);
-                const float y = x[g][c] - mn;
-                row[k2] = y;
-                if (kTrellis && y == 0.f) z = min(z, k2);
-            }
-        if constexpr (kTrellis) {
-            z = wk.min_part(z);
-            if (wk.lt == 0) zs[i] = z;
+            if (kTrellis && zi != 0x7fffffff) atomicMin(zs + i, zi);
         }
     }
     wk.sync_worker();
@@ -600,7 +620,7 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
     const int workers = blockDim.x / Worker<Q, PARTS>::W;
     const int meta_slots = (dmax + 1) & ~1;  // keeps the vectors 16-byte aligned
     const int z_slots = kTrellis ? (dmax + 3) & ~3 : 0;
-    const int vec_floats = kTrellis ? (dmax + 8) * Q : (3 * dmax - 2) * Q;
+    const int vec_floats = kTrellis ? (dmax + 7) * Q : (3 * dmax - 2) * Q;
     int2* meta = reinterpret_cast<int2*>(work + (size_t)wk.id * (vec_floats + 2 * meta_slots + z_slots));
     int* zs = reinterpret_cast<int*>(meta + meta_slots);
     float* vec = reinterpret_cast<float*>(zs + z_slots);

@@ -141,15 +141,15 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
     """Shared 4-byte words per unit (nb_minmax.cu / nb_fftspa.cu ``check_row``).
 
     Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
-    buffers.  T-MM ("tmm"): the row's edges, the hard decisions z (a multiple of 4), Qh and
-    the trellis rule's q int4 trellis rows (minima and their columns) and four planes of q words
-    (alpha E, alpha A_c1, alpha A_c2, paths).
+    buffers.  T-MM ("tmm"): the row's edges, the hard decisions z (a multiple of 4), Q and
+    the trellis rule's three planes of q words of trellis rows (first and second minima, their
+    columns) and four of outputs (alpha E, alpha A_c1, alpha A_c2, paths).
     FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
     products, d transforms and a permutation buffer.
     """
     d, q = layout.max_degree, layout.q
     if algorithm == "tmm":
-        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + 8) * q
+        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + 7) * q
     if algorithm != "fft-spa":
         return 2 * ((d + 1) & ~1) + (3 * d - 2) * q
     return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (2 * d + 1) * q
