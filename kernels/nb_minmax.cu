@@ -48,8 +48,9 @@
 // product, so the decisions equal the reference's bit for bit).  A worker is TrellisParts parts
 // of P threads (4 up to GF(32): a warp a row; 2 above): z_i with the normalization (a part per
 // column), then K = ceil((q-1)/W) rows eta a thread (one at GF(32)), interleaved, for the
-// minima, E and A (each trellis row one int4, the pairs eta' < eta'' listed without the
-// reference's skipped half: pair_low), then the emit of the Min-Max path (a part per column, a
+// minima (reading Qh_i through one exp look-up, Q_i being kept unpermuted), E and A (the trellis
+// rows in three planes of words, the pairs eta' < eta'' listed without the reference's skipped
+// half: pair_low), then the emit of the Min-Max path (a part per column, a
 // quad per thread, each output two word look-ups: its path, then its value).  Cost per row:
 // O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
 // against Min-Max's 3 (d-2) q^2.
