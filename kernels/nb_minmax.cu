@@ -209,7 +209,8 @@ __device__ __forceinline__ int pair_low(int eta, int j)
 }
 
 // Steps 4-5 for K rows eta of one thread at once (independent chains): E with its path {c1, c2}
-// (each candidate two word gathers: m1 and the columns), then A_c1 and A_c2 in one pass (three);
+// (each candidate two word gathers: m1 and the columns; m2 is not used), then A_c1 and A_c2 in one
+// pass (three);
 // candidates in the reference's order, a later one taken only when strictly smaller.
 template <int Q, int K>
 __device__ __forceinline__ void two_deviations(const int* __restrict__ rows, const int (&eta)[K], float (&e)[K],
@@ -217,20 +218,21 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ rows, con
 {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        e[k] = __int_as_float(rows[eta[k]]);
-        c1[k] = c2[k] = rows[2 * Q + eta[k]] & 0xffff;
+        const TrellisRow<Q> t(rows, eta[k]);
+        e[k] = t.m1;
+        c1[k] = c2[k] = t.p;
     }
 #pragma unroll 4
     for (int j = 1; j < Q / 2; ++j) {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const int e1 = pair_low(eta[k], j), e2 = e1 ^ eta[k];
-            const int px = rows[2 * Q + e1] & 0xffff, py = rows[2 * Q + e2] & 0xffff;
-            const float cand = fmaxf(__int_as_float(rows[e1]), __int_as_float(rows[e2]));
-            if (cand < e[k] && px != py) {
+            const int e1 = pair_low(eta[k], j);
+            const TrellisRow<Q> x(rows, e1), y(rows, e1 ^ eta[k]);   // m2 unread: not loaded
+            const float cand = fmaxf(x.m1, y.m1);
+            if (cand < e[k] && x.p != y.p) {
                 e[k] = cand;
-                c1[k] = px;
-                c2[k] = py;
+                c1[k] = x.p;
+                c2[k] = y.p;
             }
         }
     }
@@ -457,7 +459,8 @@ __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int
     // Q_i = Q' - min Q' with Q' = L - R_old, C of the part's edges at a time: their columns first,
     // then every load, the minima over the part, then the stores (loads and stores interleaved would
     // wait edge by edge: a store to shared memory may not pass the load of the next edge's column).
-    // Past the last edge the loads repeat it.
+    // Past the last edge the loads repeat it.  Min-Max takes half as many edges at a time: its
+    // permuted stores hold more registers (four edges spilled 56 bytes at GF(32), two 4).
     for (int i0 = wk.part; i0 < d; i0 += PARTS * C) {
         int v[C];
 #pragma unroll

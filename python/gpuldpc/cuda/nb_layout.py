@@ -141,9 +141,10 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
     """Shared 4-byte words per unit (nb_minmax.cu / nb_fftspa.cu ``check_row``).
 
     Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
-    buffers.  T-MM ("tmm"): the row's edges, the hard decisions z (a multiple of 4), Q and
-    the trellis rule's three planes of q words of trellis rows (first and second minima, their
-    columns) and four of outputs (alpha E, alpha A_c1, alpha A_c2, paths).
+    buffers.  T-MM ("tmm"): the row's edges, a word an edge for z_i, z_i / h_i and log h_i (a
+    multiple of 4), Q (unpermuted) and the trellis rule's three planes of q words of trellis rows
+    (first and second minima, their columns) and four of outputs (alpha E, alpha A_c1, alpha
+    A_c2, paths).
     FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
     products, d transforms and a permutation buffer.
     """
