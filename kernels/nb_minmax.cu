@@ -49,7 +49,7 @@
 // of P threads (4 up to GF(32): a warp a row; 2 above): z_i with the normalization (a part per
 // column), then K = ceil((q-1)/W) rows eta a thread (one at GF(32)), interleaved, for the
 // minima (reading Qh_i through one exp look-up, Q_i being kept unpermuted), E and A (the trellis
-// rows in three planes of words, the pairs eta' < eta'' listed without the reference's skipped
+// rows twice: planes of words for pass 1, an int4 a row for pass 2; the pairs eta' < eta'' listed without the reference's skipped
 // half: pair_low), then the emit of the Min-Max path (a part per column, a
 // quad per thread, each output two word look-ups: its path, then its value).  Cost per row:
 // O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
@@ -174,21 +174,32 @@ struct Worker {
     }
 };
 
-// Trellis rows (steps 2-3) as three planes of Q words: m1 (each row eta's first minimum), m2 (its
-// second) and cols (their columns p | p2 << 16).  Up to GF(32) a plane lies in distinct banks, so
-// steps 4-5's gathers never conflict (an int4 a row took four wavefronts a gather, and its int2 half
-// conflicted: docs/gpu_nb.md).
+// Trellis rows (steps 2-3), stored twice: for steps 4-5's first pass, which reads each row's first
+// minimum and its columns, as two planes of Q words (m1, p | p2 << 16: up to GF(32) a plane lies in
+// distinct banks, so its word gathers never conflict); for the second pass, which reads all four, as
+// an int4 a row {m1, m2, p | p2 << 16, 0}: one load instead of three (gf32-620-310, rows of 6 edges,
+// where steps 4-5 weigh most: +2 %; docs/gpu_nb.md).
 template <int Q>
+struct TrellisHead {
+    float m1;
+    int p;
+    __device__ __forceinline__ TrellisHead(const int* __restrict__ heads, int eta)
+    {
+        m1 = __int_as_float(heads[eta]);
+        p = heads[Q + eta] & 0xffff;
+    }
+};
+
 struct TrellisRow {
     float m1, m2;
     int p, p2;
-    __device__ __forceinline__ TrellisRow(const int* __restrict__ rows, int eta)
+    __device__ __forceinline__ TrellisRow(const int4* __restrict__ rows, int eta)
     {
-        m1 = __int_as_float(rows[eta]);
-        m2 = __int_as_float(rows[Q + eta]);
-        const int cols = rows[2 * Q + eta];
-        p = cols & 0xffff;
-        p2 = cols >> 16;
+        const int4 r = rows[eta];
+        m1 = __int_as_float(r.x);
+        m2 = __int_as_float(r.y);
+        p = r.z & 0xffff;
+        p2 = r.z >> 16;
     }
     // The row's best value off column x (m1 at p, or m2 at p2 where p = x), and its column.
     __device__ __forceinline__ void off_column(int x, float& v, int& col) const
@@ -213,12 +224,13 @@ __device__ __forceinline__ int pair_low(int eta, int j)
 // pass (three);
 // candidates in the reference's order, a later one taken only when strictly smaller.
 template <int Q, int K>
-__device__ __forceinline__ void two_deviations(const int* __restrict__ rows, const int (&eta)[K], float (&e)[K],
+__device__ __forceinline__ void two_deviations(const int* __restrict__ heads, const int4* __restrict__ rows,
+                                               const int (&eta)[K], float (&e)[K],
                                                int (&c1)[K], int (&c2)[K], float (&a1)[K], float (&a2)[K])
 {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        const TrellisRow<Q> t(rows, eta[k]);
+        const TrellisHead<Q> t(heads, eta[k]);
         e[k] = t.m1;
         c1[k] = c2[k] = t.p;
     }
@@ -227,7 +239,7 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ rows, con
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int e1 = pair_low(eta[k], j);
-            const TrellisRow<Q> x(rows, e1), y(rows, e1 ^ eta[k]);   // m2 unread: not loaded
+            const TrellisHead<Q> x(heads, e1), y(heads, e1 ^ eta[k]);
             const float cand = fmaxf(x.m1, y.m1);
             if (cand < e[k] && x.p != y.p) {
                 e[k] = cand;
@@ -238,7 +250,7 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ rows, con
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        const TrellisRow<Q> t(rows, eta[k]);
+        const TrellisRow t(rows, eta[k]);
         int col;
         t.off_column(c1[k], a1[k], col);
         t.off_column(c2[k], a2[k], col);
@@ -248,7 +260,7 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ rows, con
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int e1 = pair_low(eta[k], j);
-            const TrellisRow<Q> x(rows, e1), y(rows, e1 ^ eta[k]);
+            const TrellisRow x(rows, e1), y(rows, e1 ^ eta[k]);
             float u, w;
             int ku, kw;
             x.off_column(c1[k], u, ku);
@@ -274,9 +286,9 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ rows, con
 // value wherever it is used) with the path, so that step 6's choice is two shared loads (the path,
 // then the value); then R (and L = Q_i(a) + R_i(a) when layered, the thread's own quad of Q_i), one
 // element a thread and edge as Min-Max's.
-// Shared memory after Q: the trellis rows as three planes of Q words (TrellisRow), then the outputs
-// as four planes of Q words: alpha E, alpha A_c1, alpha A_c2, and c1 | c2 << 16 (entry 0: 0 with no
-// path, as dR_i(0) = 0).  Words, not an int4 a row: up to GF(32) a plane lies in distinct banks, so
+// Shared memory after Q: the trellis rows (two planes of Q words, TrellisHead, then Q int4,
+// TrellisRow), then the outputs as four planes of Q words: alpha E, alpha A_c1, alpha A_c2, and
+// c1 | c2 << 16 (entry 0: 0 with no path, as dR_i(0) = 0).  Words, not an int4 a row: up to GF(32) a plane lies in distinct banks, so
 // the emit's gathers (a permutation of the plane a part) never conflict, where the int4 rows took
 // 23 % of the kernel's shared wavefronts, 9 % in conflicts (Nsight Compute, docs/gpu_nb.md).
 template <int Q, int PARTS>
@@ -285,8 +297,9 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
                              float* __restrict__ post, float* __restrict__ r, bool layered, float alpha)
 {
     constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, K = (Q - 1 + W - 1) / W;
-    int* rows = reinterpret_cast<int*>(qh + d * Q);                 // m1, m2, cols
-    float* outs = reinterpret_cast<float*>(rows + 3 * Q);           // alpha E, alpha A_c1, alpha A_c2
+    int* heads = reinterpret_cast<int*>(qh + d * Q);                // m1, cols (TrellisHead)
+    int4* rows = reinterpret_cast<int4*>(heads + 2 * Q);            // m1, m2, cols, 0 (TrellisRow)
+    float* outs = reinterpret_cast<float*>(rows + Q);               // alpha E, alpha A_c1, alpha A_c2
     unsigned* paths = reinterpret_cast<unsigned*>(outs + 3 * Q);    // c1 | c2 << 16
     const int t = wk.t;
     int eta[K], log_eta[K];
@@ -320,9 +333,10 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (1 + t + k * W < Q) {
-                rows[eta[k]] = __float_as_int(a1[k]);
-                rows[Q + eta[k]] = __float_as_int(a2[k]);
-                rows[2 * Q + eta[k]] = b1[k] | (b2[k] << 16);
+                const int cols = b1[k] | (b2[k] << 16);
+                heads[eta[k]] = __float_as_int(a1[k]);
+                heads[Q + eta[k]] = cols;
+                rows[eta[k]] = make_int4(__float_as_int(a1[k]), __float_as_int(a2[k]), cols, 0);
             }
         }
     }
@@ -330,7 +344,7 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
     {                                                // steps 4-5
         float e[K], a1[K], a2[K];
         int c1[K], c2[K];
-        two_deviations<Q, K>(rows, eta, e, c1, c2, a1, a2);
+        two_deviations<Q, K>(heads, rows, eta, e, c1, c2, a1, a2);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (1 + t + k * W < Q) {
@@ -439,7 +453,7 @@ __device__ void minmax_rule(const Worker<Q, 2>& wk, const nb::Tables& tab, const
 // row), (kTrellis: zs[dmax rounded up to 4], z_i << 16 | (z_i / h_i) << 8 | log h_i, z_i the
 // smallest x with Qh_i(x) = 0), then the row's d vectors of Q (Min-Max: permuted, Qh_i(h a) = Q_i(a);
 // kTrellis: Q_i as it is), F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis:
-// after Q the trellis rule's three planes of trellis rows and four planes of outputs).
+// after Q the trellis rule's trellis rows, 6 Q words, and four planes of outputs).
 template <int Q, bool kTrellis, int PARTS>
 __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int2* __restrict__ meta,
                           int* __restrict__ zs, float* __restrict__ vec, int d, int rb,
@@ -628,7 +642,7 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
     const int workers = blockDim.x / Worker<Q, PARTS>::W;
     const int meta_slots = (dmax + 1) & ~1;  // keeps the vectors 16-byte aligned
     const int z_slots = kTrellis ? (dmax + 3) & ~3 : 0;
-    const int vec_floats = kTrellis ? (dmax + 7) * Q : (3 * dmax - 2) * Q;
+    const int vec_floats = kTrellis ? (dmax + 10) * Q : (3 * dmax - 2) * Q;
     int2* meta = reinterpret_cast<int2*>(work + (size_t)wk.id * (vec_floats + 2 * meta_slots + z_slots));
     int* zs = reinterpret_cast<int*>(meta + meta_slots);
     float* vec = reinterpret_cast<float*>(zs + z_slots);

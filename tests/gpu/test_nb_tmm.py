@@ -89,13 +89,14 @@ def test_alpha_is_checked(cuda):
 
 def test_kernel_name_and_shared_words_a_worker():
     """nb_tmm_q<q> in nb_minmax.cu; a worker's shared words (nb_minmax.cu minmax_decode): the
-    edges, z, Q and the trellis rule's 7 planes of q words (3 of trellis rows, 4 of outputs)."""
+    edges, z, Q and the trellis rule's 10 planes of q words (the trellis rows twice: 2 planes of
+    first minima and columns, an int4 a row; 4 planes of outputs)."""
     from gpuldpc.cuda.nb_decoder import kernel_name
     from gpuldpc.cuda.nb_layout import nb_layout, unit_floats
 
     assert kernel_name("tmm", 32) == ("nb_minmax", "nb_tmm_q32")
     assert kernel_name("mmma", 32) == ("nb_minmax", "nb_minmax_q32")
-    high = nb_layout(gl.codes.get("gf32-837-726"))                 # d = 27: 2 * 28 + 28 + (27 + 7) * 32
-    assert (unit_floats("tmm", high), unit_floats("minmax", high)) == (1172, 2584)
-    low = nb_layout(gl.codes.get("gf256-384-128"))                 # d = 3: 2 * 4 + 4 + (3 + 7) * 256
-    assert (unit_floats("tmm", low), unit_floats("minmax", low)) == (2572, 1800)
+    high = nb_layout(gl.codes.get("gf32-837-726"))                 # d = 27: 2 * 28 + 28 + (27 + 10) * 32
+    assert (unit_floats("tmm", high), unit_floats("minmax", high)) == (1268, 2584)
+    low = nb_layout(gl.codes.get("gf256-384-128"))                 # d = 3: 2 * 4 + 4 + (3 + 10) * 256
+    assert (unit_floats("tmm", low), unit_floats("minmax", low)) == (3340, 1800)

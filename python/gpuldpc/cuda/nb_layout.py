@@ -142,15 +142,15 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
 
     Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
     buffers.  T-MM ("tmm"): the row's edges, a word an edge for z_i, z_i / h_i and log h_i (a
-    multiple of 4), Q (unpermuted) and the trellis rule's three planes of q words of trellis rows
-    (first and second minima, their columns) and four of outputs (alpha E, alpha A_c1, alpha
-    A_c2, paths).
+    multiple of 4), Q (unpermuted), the trellis rows twice (two planes of q words: first minima,
+    columns; q int4: first and second minima, columns) and four planes of outputs (alpha E,
+    alpha A_c1, alpha A_c2, paths).
     FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
     products, d transforms and a permutation buffer.
     """
     d, q = layout.max_degree, layout.q
     if algorithm == "tmm":
-        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + 7) * q
+        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + 10) * q
     if algorithm != "fft-spa":
         return 2 * ((d + 1) & ~1) + (3 * d - 2) * q
     return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (2 * d + 1) * q
