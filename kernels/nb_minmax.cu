@@ -446,6 +446,66 @@ __device__ void minmax_rule(const Worker<Q, 2>& wk, const nb::Tables& tab, const
     }
 }
 
+// One round of check_row's staging: edges i0, i0 + PARTS, .., i0 + (C-1) PARTS of the part (those
+// past d repeat edge d-1's loads and store nothing): Q' = L - R_old, their columns first, then every
+// load, the minima over the part, then the stores (loads and stores interleaved would wait edge by
+// edge: a store to shared memory may not pass the load of the next edge's column); Q_i = Q' - min Q'
+// is stored permuted (Min-Max: Qh_i(h a) = Q_i(a)) or as it is with z_i (kTrellis).
+template <int Q, bool kTrellis, int PARTS, int C>
+__device__ __forceinline__ void stage_round(const Worker<Q, PARTS>& wk, const nb::Tables& tab,
+                                            const int2* __restrict__ meta, int* __restrict__ zs,
+                                            float* __restrict__ qh, int d, int rb, int i0,
+                                            const float* __restrict__ post, const float* __restrict__ r,
+                                            bool first)
+{
+    constexpr int P = Shape<Q>::P, G = Shape<Q>::G;
+    int v[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) v[k] = meta[min(i0 + PARTS * k, d - 1)].x;
+    float x[C][G][4], mn[C];
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        mn[k] = nb::inf();
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const int a0 = 4 * (wk.lt + g * P);
+            const float4 l = *reinterpret_cast<const float4*>(post + (size_t)v[k] * Q + a0);
+            const float4 ro = first ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                    : __ldcs(reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + PARTS * k, d - 1)) * Q + a0));
+            x[k][g][0] = l.x - ro.x; x[k][g][1] = l.y - ro.y; x[k][g][2] = l.z - ro.z; x[k][g][3] = l.w - ro.w;
+#pragma unroll
+            for (int c = 0; c < 4; ++c) mn[k] = fminf(mn[k], x[k][g][c]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < C; ++k) mn[k] = wk.min_part(mn[k]);
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+        const int i = i0 + PARTS * k;
+        if (i >= d) continue;
+        const int log_h = meta[i].y;
+        float* row = qh + i * Q;
+        int zi = 0x7fffffff;             // kTrellis: z << 16 | a << 8 | log h of the smallest z = h a
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            float y[4];
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                y[c] = x[k][g][c] - mn[k];
+                if constexpr (kTrellis) {
+                    if (y[c] == 0.f) zi = min(zi, wk.mul(tab, log_h, g, c) << 16 | (4 * (wk.lt + g * P) + c) << 8 | log_h);
+                } else {
+                    row[wk.mul(tab, log_h, g, c)] = y[c];
+                }
+            }
+            if constexpr (kTrellis) {
+                *reinterpret_cast<float4*>(row + 4 * (wk.lt + g * P)) = make_float4(y[0], y[1], y[2], y[3]);
+            }
+        }
+        if (kTrellis && zi != 0x7fffffff) atomicMin(zs + i, zi);
+    }
+}
+
 // One check row: Q, the two recursions, the merges and R (and L when layered); kTrellis:
 // Q and z, then trellis_rule.
 //
@@ -461,7 +521,7 @@ __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int
                           float* __restrict__ post, float* __restrict__ r, bool first, bool layered,
                           float alpha)
 {
-    constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, C = kTrellis ? 4 / G : 2 / G;
+    constexpr int G = Shape<Q>::G, W = Worker<Q, PARTS>::W, C = kTrellis ? 4 / G : 2 / G;
     float* qh = vec;
 
     for (int i = wk.t; i < d; i += W) {
@@ -470,56 +530,17 @@ __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int
         if constexpr (kTrellis) zs[i] = Q << 16 | log_h;   // lowered by every zero of Q_i below
     }
     wk.sync_worker();
-    // Q_i = Q' - min Q' with Q' = L - R_old, C of the part's edges at a time: their columns first,
-    // then every load, the minima over the part, then the stores (loads and stores interleaved would
-    // wait edge by edge: a store to shared memory may not pass the load of the next edge's column).
-    // Past the last edge the loads repeat it.  Min-Max takes half as many edges at a time: its
-    // permuted stores hold more registers (four edges spilled 56 bytes at GF(32), two 4).
-    for (int i0 = wk.part; i0 < d; i0 += PARTS * C) {
-        int v[C];
-#pragma unroll
-        for (int k = 0; k < C; ++k) v[k] = meta[min(i0 + PARTS * k, d - 1)].x;
-        float x[C][G][4], mn[C];
-#pragma unroll
-        for (int k = 0; k < C; ++k) {
-            mn[k] = nb::inf();
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                const int a0 = 4 * (wk.lt + g * P);
-                const float4 l = *reinterpret_cast<const float4*>(post + (size_t)v[k] * Q + a0);
-                const float4 ro = first ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                        : __ldcs(reinterpret_cast<const float4*>(r + (size_t)(rb + min(i0 + PARTS * k, d - 1)) * Q + a0));
-                x[k][g][0] = l.x - ro.x; x[k][g][1] = l.y - ro.y; x[k][g][2] = l.z - ro.z; x[k][g][3] = l.w - ro.w;
-#pragma unroll
-                for (int c = 0; c < 4; ++c) mn[k] = fminf(mn[k], x[k][g][c]);
-            }
+    // Q_i = Q' - min Q' with Q' = L - R_old, C of the part's edges at a time (stage_round).  Min-Max
+    // takes half as many edges at a time: its permuted stores hold more registers (four edges spilled
+    // 56 bytes at GF(32), two 4).  A T-MM row of at most 2 edges a part takes them two at a time, not
+    // four (no slots spent on repeats: gf32-620-310, rows of 6 edges over 4 parts, +4.7 %).
+    if (C == 4 && d <= 2 * PARTS) {
+        for (int i0 = wk.part; i0 < d; i0 += PARTS * 2) {
+            stage_round<Q, kTrellis, PARTS, 2>(wk, tab, meta, zs, qh, d, rb, i0, post, r, first);
         }
-#pragma unroll
-        for (int k = 0; k < C; ++k) mn[k] = wk.min_part(mn[k]);
-#pragma unroll
-        for (int k = 0; k < C; ++k) {
-            const int i = i0 + PARTS * k;
-            if (i >= d) continue;
-            const int log_h = meta[i].y;
-            float* row = qh + i * Q;
-            int zi = 0x7fffffff;             // kTrellis: z << 16 | a << 8 | log h of the smallest z = h a
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                float y[4];
-#pragma unroll
-                for (int c = 0; c < 4; ++c) {
-                    y[c] = x[k][g][c] - mn[k];
-                    if constexpr (kTrellis) {
-                        if (y[c] == 0.f) zi = min(zi, wk.mul(tab, log_h, g, c) << 16 | (4 * (wk.lt + g * P) + c) << 8 | log_h);
-                    } else {
-                        row[wk.mul(tab, log_h, g, c)] = y[c];
-                    }
-                }
-                if constexpr (kTrellis) {
-                    *reinterpret_cast<float4*>(row + 4 * (wk.lt + g * P)) = make_float4(y[0], y[1], y[2], y[3]);
-                }
-            }
-            if (kTrellis && zi != 0x7fffffff) atomicMin(zs + i, zi);
+    } else {
+        for (int i0 = wk.part; i0 < d; i0 += PARTS * C) {
+            stage_round<Q, kTrellis, PARTS, C>(wk, tab, meta, zs, qh, d, rb, i0, post, r, first);
         }
     }
     wk.sync_worker();
