@@ -49,9 +49,9 @@
 // of P threads (4 up to GF(32): a warp a row; 2 above): z_i with the normalization (a part per
 // column), then K = ceil((q-1)/W) rows eta a thread (one at GF(32)), interleaved, for the
 // minima (reading Qh_i through one exp look-up, Q_i being kept unpermuted), E and A (the trellis
-// rows twice: planes of words for pass 1, an int4 a row for pass 2; the pairs eta' < eta'' listed without the reference's skipped
-// half: pair_low), then the emit of the Min-Max path (a part per column, a
-// quad per thread, each output two word look-ups: its path, then its value).  Cost per row:
+// rows twice: planes of words for pass 1, an int4 a row for pass 2; the pairs eta' < eta'' listed
+// without the reference's skipped half: pair_low), then the emit of the Min-Max path (a part per
+// column, a quad per thread, each output two word look-ups: its path, then its value).  Cost per row:
 // O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
 // against Min-Max's 3 (d-2) q^2.
 // The same kernel template: check_row<Q, kTrellis> switches the rule at compile time.
@@ -288,9 +288,10 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ heads, co
 // element a thread and edge as Min-Max's.
 // Shared memory after Q: the trellis rows (two planes of Q words, TrellisHead, then Q int4,
 // TrellisRow), then the outputs as four planes of Q words: alpha E, alpha A_c1, alpha A_c2, and
-// c1 | c2 << 16 (entry 0: 0 with no path, as dR_i(0) = 0).  Words, not an int4 a row: up to GF(32) a plane lies in distinct banks, so
-// the emit's gathers (a permutation of the plane a part) never conflict, where the int4 rows took
-// 23 % of the kernel's shared wavefronts, 9 % in conflicts (Nsight Compute, docs/gpu_nb.md).
+// c1 | c2 << 16 (entry 0: 0 with no path, as dR_i(0) = 0).  Words, not an int4 a row: up to GF(32)
+// a plane lies in distinct banks, so the emit's gathers (a permutation of the plane a part) never
+// conflict, where the int4 rows took 23 % of the kernel's shared wavefronts, 9 % in conflicts
+// (Nsight Compute, docs/gpu_nb.md).
 template <int Q, int PARTS>
 __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
                              const int* __restrict__ zs, float* __restrict__ qh, int d, int rb,
