@@ -41,6 +41,8 @@ ROWS = [
      "OMO T-MM ASIC, Lacruz et al. TCAS-I 2015, 90 nm (info bits)"),
     ("gf32-837-726", "tmm", "layered", 10, False, 4.0, 818.0,
      "OMO T-MM ASIC, Lacruz et al. TCAS-I 2015, 90 nm (info bits); ours: T-MM alpha 0.75"),
+    ("gf32-837-726", "tmm1", "layered", 10, False, 4.0, 818.0,
+     "OMO T-MM ASIC, Lacruz et al. TCAS-I 2015, 90 nm (info bits); ours: T-MM, step 5's pairs from first minima (tmm1), alpha 0.75"),
 ]
 FFT_PAPER = {  # paper 002 Table 1 (Tesla C1060, kernels only), Mb/s at 5, 10, 15 iterations
     32: (1.63, 0.82, 0.55), 64: (0.78, 0.39, 0.26), 128: (3.34, 1.67, 1.11), 256: (2.37, 1.20, 0.79)}

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""FER of the trellis Min-Max check rule ("tmm") against Min-Max on the same frames (issue 17 item 3).
+"""FER of the trellis Min-Max check rules ("tmm", "tmm1") against Min-Max on the same frames (issue 17 item 3).
 
     python bench/nb_tmm_fer.py [--out DIR] [--backend cpu] [--seconds 150] [--max-errors 100]
                                [--max-frames 100000] [--quick]
 
 Curves (``CURVES``): gf32-837-726 (rate 0.87, check degree 27) and gf32-620-310 (rate 1/2,
 degree 6), layered, 10 iterations, early stop, float32.  Decoders per code: Min-Max
-("minmax") and T-MM (:mod:`gpuldpc.decoders.reference_tmm`) with the Decoder's default
-``alpha`` 0.75 and with the code's best ``alpha`` of a tuning run on other frames
+("minmax"), T-MM and T-MM with step 5's pairs from first minima ("tmm1"; :mod:`gpuldpc.decoders.reference_tmm`),
+each with the Decoder's default ``alpha`` 0.75 and with the code's best T-MM ``alpha`` of a tuning
+run on other frames
 (``BEST_ALPHA``: gf32-837-726 0.6 of 0.45..1.0, gf32-620-310 0.85 of 0.45..1.0; tuning:
 4000 / 3000 frames of seed 99 at 3.8-4.2 / 1.8-2.6 dB, docs/cpu.md "Trellis Min-Max").
 
@@ -49,11 +50,13 @@ TARGETS = (1e-2, 1e-3)
 
 
 def decoders(code, backend, iterations, notes):
-    """{label: entry} (``fer_points.gl_decoders``): Min-Max and T-MM at the default and the best alpha."""
+    """{label: entry} (``fer_points.gl_decoders``): Min-Max, and T-MM and "tmm1" at
+    the default and the best alpha."""
     out = gl_decoders(code, [("minmax", "layered", backend, {})], iterations, notes)
-    for alpha in sorted({DEFAULT_ALPHA, BEST_ALPHA.get(code.name, DEFAULT_ALPHA)}):
-        built = gl_decoders(code, [("tmm", "layered", backend, {"alpha": alpha})], iterations, notes)
-        out.update({f"gpuldpc tmm alpha {alpha}": entry for entry in built.values()})
+    for rule in ("tmm", "tmm1"):
+        for alpha in sorted({DEFAULT_ALPHA, BEST_ALPHA.get(code.name, DEFAULT_ALPHA)}):
+            built = gl_decoders(code, [(rule, "layered", backend, {"alpha": alpha})], iterations, notes)
+            out.update({f"gpuldpc {rule} alpha {alpha}": entry for entry in built.values()})
     return out
 
 

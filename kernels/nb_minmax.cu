@@ -81,6 +81,10 @@ struct Shape {
 template <int Q>
 constexpr int TrellisParts = Q <= 32 ? 4 : 2;
 
+// The check rule of a kernel: Min-Max (forward-backward), T-MM, T-MM whose step-5 pairs take first
+// minima only ("tmm1").
+enum class Rule { kMinMax, kTrellis, kFirstMinima };
+
 // Integer view of a message value.  Every vector the convolutions see is a normalized Q
 // (Q' - min Q' >= +0, never -0: x - x = +0) or a min/max of such values, so all are
 // non-negative floats (+inf included), whose bit patterns order as int32 exactly as the
@@ -175,10 +179,10 @@ struct Worker {
 };
 
 // Trellis rows (steps 2-3), stored twice: for steps 4-5's first pass, which reads each row's first
-// minimum and its columns, as two planes of Q words (m1, p | p2 << 16: up to GF(32) a plane lies in
-// distinct banks, so its word gathers never conflict); for the second pass, which reads all four, as
-// an int4 a row {m1, m2, p | p2 << 16, 0}: one load instead of three (gf32-620-310, rows of 6 edges,
-// where steps 4-5 weigh most: +2 %; docs/gpu_nb.md).
+// minimum and its column, as two planes of Q words (m1, p: up to GF(32) a plane lies in distinct
+// banks, so its word gathers never conflict); for T-MM's second pass, which reads all four, as an
+// int4 a row {m1, m2, p | p2 << 16, 0}: one load instead of three (gf32-620-310, rows of 6 edges,
+// where steps 4-5 weigh most: +2 %; docs/gpu_nb.md).  The one-minimum rule stores the planes only.
 template <int Q>
 struct TrellisHead {
     float m1;
@@ -186,13 +190,14 @@ struct TrellisHead {
     __device__ __forceinline__ TrellisHead(const int* __restrict__ heads, int eta)
     {
         m1 = __int_as_float(heads[eta]);
-        p = heads[Q + eta] & 0xffff;
+        p = heads[Q + eta];
     }
 };
 
 struct TrellisRow {
     float m1, m2;
     int p, p2;
+    TrellisRow() = default;
     __device__ __forceinline__ TrellisRow(const int4* __restrict__ rows, int eta)
     {
         const int4 r = rows[eta];
@@ -275,6 +280,61 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ heads, co
     }
 }
 
+// Steps 4-5 of "tmm1" (reference_tmm.py, "Pairs from first minima") for K rows eta of one thread, whose
+// own trellis row (m1, p, m2, p2) is in registers: E with its path as two_deviations' first pass; then
+// A_x for x = c1, c2 from the one deviation off x (m1 at p, or m2 at p2 where p = x) and the same
+// pairs read again (two words a row where T-MM's second pass reads an int4 and picks m1 or m2 for
+// each), a pair allowed where its columns differ and neither is x.
+template <int Q, int K>
+__device__ __forceinline__ void first_minima_pairs(const int* __restrict__ heads, const int (&eta)[K],
+                                                   const TrellisRow (&own)[K], float (&e)[K], int (&c1)[K],
+                                                   int (&c2)[K], float (&a1)[K], float (&a2)[K])
+{
+    const auto pair = [&](int k, int j, float& cand, int& px, int& py) {
+        const int e1 = pair_low(eta[k], j);
+        const TrellisHead<Q> x(heads, e1), y(heads, e1 ^ eta[k]);
+        cand = x.p != y.p ? fmaxf(x.m1, y.m1) : nb::inf();
+        px = x.p;
+        py = y.p;
+    };
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        e[k] = own[k].m1;
+        c1[k] = c2[k] = own[k].p;
+    }
+#pragma unroll 4
+    for (int j = 1; j < Q / 2; ++j) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            float cand;
+            int px, py;
+            pair(k, j, cand, px, py);
+            if (cand < e[k]) {
+                e[k] = cand;
+                c1[k] = px;
+                c2[k] = py;
+            }
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        int col;
+        own[k].off_column(c1[k], a1[k], col);
+        own[k].off_column(c2[k], a2[k], col);
+    }
+#pragma unroll 4
+    for (int j = 1; j < Q / 2; ++j) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            float cand;
+            int px, py;
+            pair(k, j, cand, px, py);
+            if (cand < a1[k] && px != c1[k] && py != c1[k]) a1[k] = cand;
+            if (cand < a2[k] && px != c2[k] && py != c2[k]) a2[k] = cand;
+        }
+    }
+}
+
 // The trellis rule's steps 2-7 for one row.  Q_i lies in qh as it is (not permuted: Q_i(a) at a), and
 // zs[i] holds z_i << 16 | (z_i / h_i) << 8 | log h_i (check_row), so that Qh_i(x) = Q_i(x / h_i) and
 //    Qh_i(eta ^ z_i) = Q_i(eta / h_i ^ z_i / h_i),   eta / h_i = exp[log eta - log h_i]
@@ -292,15 +352,16 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ heads, co
 // a plane lies in distinct banks, so the emit's gathers (a permutation of the plane a part) never
 // conflict, where the int4 rows took 23 % of the kernel's shared wavefronts, 9 % in conflicts
 // (Nsight Compute, docs/gpu_nb.md).
-template <int Q, int PARTS>
+template <int Q, int PARTS, bool kFirstMinima>
 __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, const int2* __restrict__ meta,
                              const int* __restrict__ zs, float* __restrict__ qh, int d, int rb,
                              float* __restrict__ post, float* __restrict__ r, bool layered, float alpha)
 {
     constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, K = (Q - 1 + W - 1) / W;
-    int* heads = reinterpret_cast<int*>(qh + d * Q);                // m1, cols (TrellisHead)
-    int4* rows = reinterpret_cast<int4*>(heads + 2 * Q);            // m1, m2, cols, 0 (TrellisRow)
-    float* outs = reinterpret_cast<float*>(rows + Q);               // alpha E, alpha A_c1, alpha A_c2
+    int* heads = reinterpret_cast<int*>(qh + d * Q);                // m1, p (TrellisHead)
+    int4* rows = reinterpret_cast<int4*>(heads + 2 * Q);            // m1, m2, cols, 0 (TrellisRow; T-MM)
+    float* outs = kFirstMinima ? reinterpret_cast<float*>(rows)     // alpha E, alpha A_c1, alpha A_c2
+                               : reinterpret_cast<float*>(rows + Q);
     unsigned* paths = reinterpret_cast<unsigned*>(outs + 3 * Q);    // c1 | c2 << 16
     const int t = wk.t;
     int eta[K], log_eta[K];
@@ -310,6 +371,7 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
         log_eta[k] = tab.log[eta[k]] + (Q - 1);
     }
     int beta = 0;
+    TrellisRow own[K];                               // the thread's rows eta (tmm1 keeps them in registers)
     {                                                // steps 2-3, columns in order (ties: smallest)
         float a1[K], a2[K];
         int b1[K], b2[K];
@@ -333,11 +395,16 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
         }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
+            own[k].m1 = a1[k];
+            own[k].m2 = a2[k];
+            own[k].p = b1[k];
+            own[k].p2 = b2[k];
             if (1 + t + k * W < Q) {
-                const int cols = b1[k] | (b2[k] << 16);
                 heads[eta[k]] = __float_as_int(a1[k]);
-                heads[Q + eta[k]] = cols;
-                rows[eta[k]] = make_int4(__float_as_int(a1[k]), __float_as_int(a2[k]), cols, 0);
+                heads[Q + eta[k]] = b1[k];
+                if constexpr (!kFirstMinima) {
+                    rows[eta[k]] = make_int4(__float_as_int(a1[k]), __float_as_int(a2[k]), b1[k] | (b2[k] << 16), 0);
+                }
             }
         }
     }
@@ -345,7 +412,11 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
     {                                                // steps 4-5
         float e[K], a1[K], a2[K];
         int c1[K], c2[K];
-        two_deviations<Q, K>(heads, rows, eta, e, c1, c2, a1, a2);
+        if constexpr (kFirstMinima) {
+            first_minima_pairs<Q, K>(heads, eta, own, e, c1, c2, a1, a2);
+        } else {
+            two_deviations<Q, K>(heads, rows, eta, e, c1, c2, a1, a2);
+        }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             if (1 + t + k * W < Q) {
@@ -515,13 +586,14 @@ __device__ __forceinline__ void stage_round(const Worker<Q, PARTS>& wk, const nb
 // smallest x with Qh_i(x) = 0), then the row's d vectors of Q (Min-Max: permuted, Qh_i(h a) = Q_i(a);
 // kTrellis: Q_i as it is), F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis:
 // after Q the trellis rule's trellis rows, 6 Q words, and four planes of outputs).
-template <int Q, bool kTrellis, int PARTS>
+template <int Q, Rule R, int PARTS>
 __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int2* __restrict__ meta,
                           int* __restrict__ zs, float* __restrict__ vec, int d, int rb,
                           const int* __restrict__ edge_col, const unsigned char* __restrict__ edge_h,
                           float* __restrict__ post, float* __restrict__ r, bool first, bool layered,
                           float alpha)
 {
+    constexpr bool kTrellis = R != Rule::kMinMax;
     constexpr int G = Shape<Q>::G, W = Worker<Q, PARTS>::W, C = kTrellis ? 4 / G : 2 / G;
     float* qh = vec;
 
@@ -546,7 +618,7 @@ __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int
     }
     wk.sync_worker();
     if constexpr (kTrellis) {
-        trellis_rule<Q, PARTS>(wk, tab, meta, zs, qh, d, rb, post, r, layered, alpha);
+        trellis_rule<Q, PARTS, R == Rule::kFirstMinima>(wk, tab, meta, zs, qh, d, rb, post, r, layered, alpha);
     } else {
         minmax_rule<Q>(wk, tab, meta, qh, d, rb, post, r, layered);
     }
@@ -624,7 +696,7 @@ __device__ void write_costs(const float* __restrict__ post, float* __restrict__ 
     }
 }
 
-template <int Q, bool kTrellis>
+template <int Q, Rule R>
 __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* __restrict__ post,
                               float* __restrict__ chan, float* __restrict__ r,
                               unsigned char* __restrict__ symbols, int* __restrict__ iterations,
@@ -659,12 +731,13 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
     }
     const unsigned char flags = __syncthreads_or(bad) ? llr::kBadLlrFlag : 0;
 
+    constexpr bool kTrellis = R != Rule::kMinMax;
     constexpr int PARTS = kTrellis ? TrellisParts<Q> : 2;
     const Worker<Q, PARTS> wk(tab);
     const int workers = blockDim.x / Worker<Q, PARTS>::W;
     const int meta_slots = (dmax + 1) & ~1;  // keeps the vectors 16-byte aligned
     const int z_slots = kTrellis ? (dmax + 3) & ~3 : 0;
-    const int vec_floats = kTrellis ? (dmax + 10) * Q : (3 * dmax - 2) * Q;
+    const int vec_floats = R == Rule::kMinMax ? (3 * dmax - 2) * Q : (dmax + (R == Rule::kTrellis ? 10 : 6)) * Q;
     int2* meta = reinterpret_cast<int2*>(work + (size_t)wk.id * (vec_floats + 2 * meta_slots + z_slots));
     int* zs = reinterpret_cast<int*>(meta + meta_slots);
     float* vec = reinterpret_cast<float*>(zs + z_slots);
@@ -674,7 +747,7 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
                 for (int k = group_ptr[g] + wk.id; k < group_ptr[g + 1]; k += workers) {
                     const int row = group_rows[k];
                     const int rb = row_ptr[row];
-                    check_row<Q, kTrellis, PARTS>(wk, tab, meta, zs, vec, row_ptr[row + 1] - rb, rb, edge_col,
+                    check_row<Q, R, PARTS>(wk, tab, meta, zs, vec, row_ptr[row + 1] - rb, rb, edge_col,
                                            edge_h, post, r, it == 1, !flooding, alpha);
                 }
             }
@@ -704,22 +777,23 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
 // their loads in flight (122 registers, no spills, where 64 spilled).  Up to GF(32) a warp works a
 // row, one row eta a thread: 64 registers (4 bytes spilled at GF(32)) give twice the warps of the
 // uncapped 118, and ran 8 % faster on gf32-837-726 (uncapped: no gain; docs/gpu_nb.md).
-#define NB_RULE_KERNEL(NAME, Q, TRELLIS)                                                            \
-    extern "C" __global__ void __launch_bounds__(kMaxThreads, TRELLIS && Q > 32 ? 1 : 2) NAME(      \
+#define NB_RULE_KERNEL(NAME, Q, RULE)                                                               \
+    extern "C" __global__ void __launch_bounds__(kMaxThreads, RULE != Rule::kMinMax && Q > 32 ? 1 : 2) NAME( \
         const float* in, int in_bits, float* post, float* chan, float* r, unsigned char* symbols,   \
         int* iterations, unsigned char* valid, const unsigned char* gexp, const short* glog,        \
         const int* row_ptr, const int* edge_col, const unsigned char* edge_h, const int* group_ptr, \
         const int* group_rows, int groups, const int* vn_ptr, const int* vn_edge, int n, int m,     \
         int E, int dmax, int max_iter, int early_stop, int flooding, float* soft, float alpha)      \
     {                                                                                               \
-        minmax_decode<Q, TRELLIS>(in, in_bits, post, chan, r, symbols, iterations, valid, gexp,     \
+        minmax_decode<Q, RULE>(in, in_bits, post, chan, r, symbols, iterations, valid, gexp,     \
                                   glog, row_ptr, edge_col, edge_h, group_ptr, group_rows, groups,   \
                                   vn_ptr, vn_edge, n, m, E, dmax, max_iter, early_stop, flooding,   \
                                   soft, alpha);                                                     \
     }
-#define NB_MINMAX_KERNEL(Q)                        \
-    NB_RULE_KERNEL(nb_minmax_q##Q, Q, false)       \
-    NB_RULE_KERNEL(nb_tmm_q##Q, Q, true)
+#define NB_MINMAX_KERNEL(Q)                                   \
+    NB_RULE_KERNEL(nb_minmax_q##Q, Q, Rule::kMinMax)          \
+    NB_RULE_KERNEL(nb_tmm_q##Q, Q, Rule::kTrellis)            \
+    NB_RULE_KERNEL(nb_tmm1_q##Q, Q, Rule::kFirstMinima)
 
 NB_MINMAX_KERNEL(4)
 NB_MINMAX_KERNEL(8)

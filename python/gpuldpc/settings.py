@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 BINARY_ALGORITHMS = ("nms", "oms", "spa")
-NB_ALGORITHMS = ("minmax", "mmma", "tmm", "fft-spa")
+NB_ALGORITHMS = ("minmax", "mmma", "tmm", "tmm1", "fft-spa")
 SCHEDULES = ("layered", "flooding")
 PRECISIONS = ("float32", "float16", "int16", "int8")
 BACKENDS = ("auto", "cuda", "cpu", "reference")

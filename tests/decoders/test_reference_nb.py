@@ -298,7 +298,7 @@ def test_noiseless_and_high_snr_frames_decode(schedule):
 def test_algorithm_errors_name_the_algorithm():
     with pytest.raises(ValueError, match=r"algorithm='tmm' is not one of 'nms', 'oms', 'spa'"):
         gl.Decoder(gl.codes.get("wifi-648-1/2"), "tmm")
-    with pytest.raises(ValueError, match=r"algorithm='ems' is not one of 'minmax', 'mmma', 'tmm', 'fft-spa'"):
+    with pytest.raises(ValueError, match=r"algorithm='ems' is not one of 'minmax', 'mmma', 'tmm', 'tmm1', 'fft-spa'"):
         gl.Decoder(gl.codes.get("gf16-300-150"), "ems")
     with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\]"):
         gl.Decoder(gl.codes.get("gf16-300-150"), "tmm", alpha=1.5, backend="reference")

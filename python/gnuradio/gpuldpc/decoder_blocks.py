@@ -267,7 +267,8 @@ class nb_ldpc_decoder(_FrameDecoderBlock):
     (LSB first, vlen k*m or n*m).  ``positive_llr_bit`` applies to bit LLRs;
     symbol LLRs are in the core's convention ``L(a) = ln P(best)/P(a) >= 0``.
     Other parameters as :class:`ldpc_decoder`; ``algorithm`` is one of
-    ``"minmax"``, ``"mmma"``, ``"tmm"`` (trellis Min-Max, check messages scaled by 0.75), ``"fft-spa"``.
+    ``"minmax"``, ``"mmma"``, ``"tmm"`` (trellis Min-Max, check messages scaled by 0.75), ``"tmm1"``
+    (T-MM with step 5's pairs from first minima: faster), ``"fft-spa"``.
     """
 
     def __init__(self, code="gf32-744-653", algorithm="minmax", schedule="layered",

@@ -12,7 +12,8 @@ Kernels (``kernels/nb_minmax.cu``, ``kernels/nb_fftspa.cu``; module docstrings t
 MMMA merger; the two names give the same numbers (:mod:`gpuldpc.decoders.reference_nb`)
 and the schedule picks flooding (paper 003) or block-layered (paper 000).  ``"tmm"`` runs
 the same kernel template with the trellis Min-Max check node (``nb_tmm_q<q>``,
-:mod:`gpuldpc.decoders.reference_tmm`, check messages scaled by ``alpha``).
+:mod:`gpuldpc.decoders.reference_tmm`, check messages scaled by ``alpha``), ``"tmm1"`` with
+step 5's pairs from first minima (``nb_tmm1_q<q>``).
 ``"fft-spa"`` is paper 002's probability-domain decoder (flooding only).  One thread
 block decodes one frame through all its iterations (one launch per chunk of frames);
 bit LLRs are turned into symbol LLRs inside the kernel (``nb_common.cuh``), so a
@@ -44,7 +45,7 @@ from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
 from .nb_layout import launch_shape, nb_layout
 
-ALGORITHMS = ("minmax", "mmma", "tmm", "fft-spa")
+ALGORITHMS = ("minmax", "mmma", "tmm", "tmm1", "fft-spa")
 SCHEDULES = ("layered", "flooding")
 # argument types of the entry points (prepared calls): kernels/nb_minmax.cu, kernels/nb_fftspa.cu
 _MINMAX_ARGS = "Pi" + "P" * 13 + "i" + "PP" + "i" * 7 + "Pf"
@@ -56,7 +57,7 @@ def check_soft_output(soft_output: bool, algorithm: str, preset: str):
     preset (``nb_minmax`` writes the posterior costs; FFT-SPA and the one-frame latency kernel do not)."""
     if soft_output and (algorithm == "fft-spa" or preset != "throughput"):
         raise ValueError(f"soft_output: the GF(q) cuda decoders write posterior costs with Min-Max "
-                         f"('minmax', 'mmma', 'tmm') and preset='throughput'; got algorithm={algorithm!r}, "
+                         f"('minmax', 'mmma', 'tmm', 'tmm1') and preset='throughput'; got algorithm={algorithm!r}, "
                          f"preset={preset!r}")
 
 
@@ -64,7 +65,7 @@ def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
     """(module, function) of the decoding kernel for ``algorithm`` over GF(q)."""
     if algorithm == "fft-spa":
         return "nb_fftspa", f"nb_fftspa_q{q}"
-    return "nb_minmax", (f"nb_tmm_q{q}" if algorithm == "tmm" else f"nb_minmax_q{q}")
+    return "nb_minmax", (f"nb_{algorithm}_q{q}" if algorithm.startswith("tmm") else f"nb_minmax_q{q}")
 
 
 class _NbPlan:
@@ -166,7 +167,7 @@ class NbCudaDecoder(GpuDecoder):
     ----------
     code : Code
         A GF(q) code, q in 4..256 (``gl.codes.get("gf32-744-653")``).
-    algorithm : {"minmax", "mmma", "tmm", "fft-spa"}
+    algorithm : {"minmax", "mmma", "tmm", "tmm1", "fft-spa"}
     schedule : {"layered", "flooding"}
         FFT-SPA runs flooding whatever is asked (its rows are independent within an
         iteration); ``schedule`` reports what ran.
@@ -188,14 +189,14 @@ class NbCudaDecoder(GpuDecoder):
         per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
         one frame over many multiprocessors (:class:`.nb_frame.NbFrameKernel`).
     alpha : float in (0, 1]
-        ``"tmm"``: the scale of the check messages (:mod:`gpuldpc.decoders.reference_tmm`);
+        ``"tmm"``, ``"tmm1"``: the scale of the check messages (:mod:`gpuldpc.decoders.reference_tmm`);
         unused by the other rules.
     resident : bool
         With ``preset="latency"`` and Min-Max flooding: lone frames of bit LLRs go to a copy of
         the one-frame kernel that stays running between calls (:mod:`.resident`; it leaves
         1 ms after the last call), instead of a launch each (False: always launched).
     soft_output : bool
-        Min-Max (``"minmax"``, ``"mmma"``, ``"tmm"``) with ``preset="throughput"``: ``DecodeResult.llr``
+        Min-Max (``"minmax"``, ``"mmma"``, ``"tmm"``, ``"tmm1"``) with ``preset="throughput"``: ``DecodeResult.llr``
         holds each frame's posterior costs at its stop, float32 [batch, n, q], normalised to 0 at
         the decided symbol (:func:`gpuldpc.soft.normalized_costs`; written by the kernel,
         ``kernels/nb_minmax.cu`` ``write_costs``): the reference decoder's numbers bit for bit.

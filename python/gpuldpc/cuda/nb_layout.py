@@ -134,7 +134,7 @@ def unit_threads(algorithm: str, q: int) -> int:
     or an FFT-SPA group (min(q, 32))."""
     if algorithm == "fft-spa":
         return min(q, 32)
-    return (4 if algorithm == "tmm" and q <= 32 else 2) * min(q // 4, 32)
+    return (4 if algorithm.startswith("tmm") and q <= 32 else 2) * min(q // 4, 32)
 
 
 def unit_floats(algorithm: str, layout: NbLayout) -> int:
@@ -144,13 +144,14 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
     buffers.  T-MM ("tmm"): the row's edges, a word an edge for z_i, z_i / h_i and log h_i (a
     multiple of 4), Q (unpermuted), the trellis rows twice (two planes of q words: first minima,
     columns; q int4: first and second minima, columns) and four planes of outputs (alpha E,
-    alpha A_c1, alpha A_c2, paths).
+    alpha A_c1, alpha A_c2, paths).  "tmm1" (step 5's pairs from first minima): the same
+    without the int4 rows.
     FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
     products, d transforms and a permutation buffer.
     """
     d, q = layout.max_degree, layout.q
-    if algorithm == "tmm":
-        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + 10) * q
+    if algorithm.startswith("tmm"):
+        return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + (10 if algorithm == "tmm" else 6)) * q
     if algorithm != "fft-spa":
         return 2 * ((d + 1) & ~1) + (3 * d - 2) * q
     return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (2 * d + 1) * q

@@ -112,7 +112,8 @@ class Decoder:
         Binary codes: ``"nms"`` (normalized min-sum, scale ``alpha``),
         ``"oms"`` (offset min-sum, offset ``beta``), ``"spa"`` (log-domain
         sum-product).  GF(q) codes: ``"minmax"``, ``"mmma"``, ``"tmm"`` (trellis Min-Max, check
-        messages scaled by ``alpha``), ``"fft-spa"``.
+        messages scaled by ``alpha``), ``"tmm1"`` (T-MM with step 5's pairs from first
+        minima: faster, :mod:`gpuldpc.decoders.reference_tmm`), ``"fft-spa"``.
         Default ``"nms"`` / ``"minmax"``.
     schedule : {"layered", "flooding"} or None
         None: :func:`default_schedule` ("layered"; "flooding" for GF(q) Min-Max with
@@ -125,7 +126,7 @@ class Decoder:
         when the compiled module is present, then ``reference``; ``backend``
         says which was taken.
     alpha, beta : float
-        Min-sum scale (0 < alpha <= 1; also the scale of the GF(q) "tmm" check messages) and
+        Min-sum scale (0 < alpha <= 1; also the scale of the GF(q) "tmm" and "tmm1" check messages) and
         offset (beta >= 0).
     precision : {"float32", "float16", "int16", "int8"}
         Message arithmetic, where the backend offers it: "float16" (binary min-sum,

@@ -15,8 +15,10 @@ code          algorithm           module
 binary        nms, oms, spa       :mod:`.reference_binary` (rules, VN sums)
 GF(q)         minmax, mmma        :mod:`.reference_nb` (Min-Max, paper 003
                                   Algorithm 2; MMMA merger, paper 000 §2.3)
-GF(q)         tmm                 :mod:`.reference_tmm` (trellis Min-Max,
-                                  Lacruz et al. TVLSI 2015), same schedules
+GF(q)         tmm, tmm1           :mod:`.reference_tmm` (trellis Min-Max,
+                                  Lacruz et al. TVLSI 2015; tmm1: step
+                                  5's pairs from first minima), same
+                                  schedules
 GF(q)         fft-spa             not here: raises BackendUnavailable
 ============  ==================  ===========================================
 

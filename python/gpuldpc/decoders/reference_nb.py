@@ -1,5 +1,6 @@
 """Reference GF(q) decoder: Min-Max with the forward-backward check update (and the
-trellis Min-Max rule of :mod:`.reference_tmm`, ``algorithm="tmm"``, on the same schedules).
+trellis Min-Max rule of :mod:`.reference_tmm`, ``algorithm="tmm"``, and ``"tmm1"``, its form with
+step 5's pairs from first minima, on the same schedules).
 
 Messages are float32 vectors over the q field elements in the Min-Max
 convention (papers 000 and 003): ``Q_{m,n}(a)``, ``R_{m,n}(a)`` and the
@@ -96,12 +97,13 @@ class MinMaxReferenceDecoder(ScheduledDecoder):
     ``settings.algorithm`` picks the check rule (:data:`RULES`); the schedules, the
     normalisation and the decisions are the same for every rule."""
 
-    RULES = ("minmax", "mmma", "tmm")
+    RULES = ("minmax", "mmma", "tmm", "tmm1")
 
     def __init__(self, code, settings):
         super().__init__(code, settings)
-        self._rule = (functools.partial(trellis_check_update, alpha=settings.alpha) if settings.algorithm == "tmm"
-                      else check_update)
+        self._rule = (functools.partial(trellis_check_update, alpha=settings.alpha,
+                                        first_minima_pairs=settings.algorithm == "tmm1")
+                      if settings.algorithm.startswith("tmm") else check_update)
         self.field = F = GF(code.q)
         elements = np.arange(code.q)
         values = self.graph.edge_value[:, None]

@@ -12,7 +12,9 @@ replaces the second minimum by an approximation.  The papers' full text was not 
 here (the search corpora hold their abstracts only), so the steps below are this library's
 statement of the rule from the published description; where it leaves a choice (ties, the
 value of a column that lies on the path, the scale ``alpha``) the choice made is stated.
-It is T-MM with both minima, not the OMO approximation.
+``trellis_check_update`` is T-MM with both minima (``"tmm"``); with ``first_minima_pairs=True``
+it is this library's rule ``"tmm1"`` (below), which drops the second minima from step 5's pairs
+after the idea of the OMO paper, not a transcription of that paper's approximation.
 
 Messages follow :mod:`.reference_nb`: float32 costs, ``Q`` normalised to minimum 0, for
 check m with neighbours ``n_0 .. n_{d-1}`` and coefficients ``h_i``, in the multiplied
@@ -44,6 +46,19 @@ domain ``Qh_i(x) = Q_{m,n_i}(x / h_i)`` (the cost of ``h_i x_{n_i} = x``).
    ``h_i x = beta + z_i + eta`` and ``R_{m,n_i}(a) = alpha * dR_i(h_i a + beta + z_i)``
    (one float32 product; ``alpha`` is the Decoder's ``alpha``, default 0.75).
 
+Pairs from first minima (``"tmm1"``, ``first_minima_pairs=True``): step 5's pairs take each row's
+first minimum only, ``v_x(e) = +inf`` where ``p(e) = x`` (a row whose first minimum lies on the
+avoided column offers nothing to a pair), while the one deviation keeps ``v_x(eta)`` of step 5
+(``m2(eta)`` where ``p(eta) = x``), so ``A_x(eta)`` stays finite.  Every pair candidate is then one
+of step 4's (the same maxima and columns; only which are allowed differs), so on the GPU step 5
+reads the same two words a row as step 4 instead of choosing between both minima of every row, and
+the second minima are kept for a thread's own rows only.  The idea of dropping second minima is
+that of the one-minimum-only trellis decoder (OMO T-MM: Lacruz, García-Herrero, Valls,
+Declercq, IEEE TCAS-I 62(1), 2015, the (837,726) GF(32) ASIC of issue 17); dropping them from the
+one deviation as well (every ``m2`` = +inf) decoded far worse on codes of low check degree
+(GF(4) (192,96): no frame of 96 at 2 dB where T-MM decodes 61) and was not kept.  Its loss against
+T-MM and Min-Max is measured on the same frames in ``bench/nb_tmm_fer.py`` (docs/gpu_nb.md).
+
 The scale ``alpha`` is this library's addition (a normalised T-MM, as normalised min-sum
 scales min-sum): restricting the configurations to two deviations over-estimates the cost
 of every symbol that needs three or more, which makes the check messages over-confident;
@@ -68,22 +83,24 @@ from __future__ import annotations
 import numpy as np
 
 
-def _two_deviations(m1, p, m2, p2, xor_table, row_shape, avoid=None):
+def _two_deviations(m1, p, m2, p2, xor_table, row_shape, avoid=None, first_minima_pairs=False):
     """Steps 4/5 over the rows [q, ...]: ``E(eta)`` and the columns of its path (c1, c2), or with
-    ``avoid`` (the column x per row eta) ``A_x(eta)`` from the values ``v_x``."""
-    def off(e, x):                                                       # (v_x(e), its column)
+    ``avoid`` (the column x per row eta) ``A_x(eta)`` from the values ``v_x`` (``first_minima_pairs``:
+    the pairs' rows with +inf in place of their second minimum)."""
+    def off(e, x, second=m2):                                            # (v_x(e), its column)
         if x is None:
             return m1[e], p[e]
         on = p[e] == x
-        return np.where(on, m2[e], m1[e]), np.where(on, p2[e], p[e])
+        return np.where(on, second[e], m1[e]), np.where(on, p2[e], p[e])
 
     q = m1.shape[0]
     best, c1 = off(np.arange(q), avoid)
     c2 = c1
+    pair_second = np.full_like(m2, np.inf) if first_minima_pairs else m2
     for e1 in range(1, q):
         partner = xor_table[e1]                                          # eta'' = eta + eta' per eta
-        v1, col1 = off(e1, avoid)
-        v2, col2 = off(partner, avoid)
+        v1, col1 = off(e1, avoid, pair_second)
+        v2, col2 = off(partner, avoid, pair_second)
         cand = np.maximum(v1, v2)
         take = (cand < best) & (col1 != col2) & (e1 < partner).reshape(row_shape)
         best = np.where(take, cand, best)
@@ -92,8 +109,9 @@ def _two_deviations(m1, p, m2, p2, xor_table, row_shape, avoid=None):
     return best, c1, c2
 
 
-def trellis_check_update(q_msgs, div_index, mul_index, xor_table, alpha=1.0):
-    """T-MM check update of ``q_msgs`` [d, q, ...] -> R [d, q, ...] (steps 1-7 above).
+def trellis_check_update(q_msgs, div_index, mul_index, xor_table, alpha=1.0, first_minima_pairs=False):
+    """T-MM check update of ``q_msgs`` [d, q, ...] -> R [d, q, ...] (steps 1-7 above;
+    ``first_minima_pairs=True``: step 5's pairs from first minima, ``"tmm1"``).
 
     Same arguments as :func:`.reference_nb.check_update`: ``div_index[i, a, ...] = a / h_i``,
     ``mul_index[i, a, ...] = h_i a`` (broadcast over the trailing axes), ``xor_table[x, y] = x + y``;
@@ -113,8 +131,8 @@ def trellis_check_update(q_msgs, div_index, mul_index, xor_table, alpha=1.0):
     m2 = np.take_along_axis(delta, p2[None], axis=0)[0]
     trellis = (m1, p, m2, p2, xor_table, (q,) + trailing)
     extra, c1, c2 = _two_deviations(*trellis)
-    avoid1 = _two_deviations(*trellis, avoid=c1)[0]
-    avoid2 = _two_deviations(*trellis, avoid=c2)[0]
+    avoid1 = _two_deviations(*trellis, avoid=c1, first_minima_pairs=first_minima_pairs)[0]
+    avoid2 = _two_deviations(*trellis, avoid=c2, first_minima_pairs=first_minima_pairs)[0]
     col = np.arange(d).reshape((d, 1) + trailing)
     out = np.where(c1 == col, avoid1, np.where(c2 == col, avoid2, extra))
     out[:, 0] = 0.0

@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ebn0", nargs="+", metavar="DB",
                    help="Eb/N0 points: START:STOP:STEP (STOP included), values, or comma lists")
     p.add_argument("--algorithm", nargs="+", metavar="ALG",
-                   help="nms, oms, spa (binary); minmax, mmma, tmm, fft-spa (GF(q)); several give several curves "
+                   help="nms, oms, spa (binary); minmax, mmma, tmm, tmm1, fft-spa (GF(q)); several give several curves "
                         "(default nms / minmax)")
     p.add_argument("--iterations", nargs="+", type=int, default=[10], metavar="N",
                    help="maximum iterations (early stop on zero syndrome); several give several curves")
