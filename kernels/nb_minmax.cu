@@ -49,12 +49,16 @@
 // of P threads (4 up to GF(32): a warp a row; 2 above): z_i with the normalization (a part per
 // column), then K = ceil((q-1)/W) rows eta a thread (one at GF(32)), interleaved, for the
 // minima (reading Qh_i through one exp look-up, Q_i being kept unpermuted), E and A (the trellis
-// rows twice: planes of words for pass 1, an int4 a row for pass 2; the pairs eta' < eta'' listed
-// without the reference's skipped half: pair_low), then the emit of the Min-Max path (a part per
-// column, a quad per thread, each output two word look-ups: its path, then its value).  Cost per row:
-// O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
+// rows twice: an int2 {m1, p} a row for pass 1, an int4 a row for pass 2; the pairs eta' < eta''
+// listed without the reference's skipped half: pair_low), then the emit of the Min-Max path (a part
+// per column, a quad per thread, each output two word look-ups: its path, then its value).  Cost per
+// row: O(d q) + (q-1)(q-2)/2 pair comparisons for E and as many for A_c1 and A_c2 together,
 // against Min-Max's 3 (d-2) q^2.
-// The same kernel template: check_row<Q, kTrellis> switches the rule at compile time.
+// "tmm1" (nb_tmm1_q<Q>, reference_tmm.py "Pairs from first minima"): the same with A_x's pairs from
+// first minima (a pair whose row has its first minimum at x is dropped; the one deviation keeps
+// m2 at p2), so the second pass reads the same int2 rows as the first and a thread keeps the second
+// minimum of its own rows only, in registers.
+// The same kernel template: check_row<Q, Rule> switches the rule at compile time.
 //
 // Messages per frame: posteriors L (layered) or T (flooding) [n][q], channel Lch [n][q]
 // (flooding), check-to-variable R [E][q] (edge = CSR index).  The q values of one
@@ -178,19 +182,20 @@ struct Worker {
     }
 };
 
-// Trellis rows (steps 2-3), stored twice: for steps 4-5's first pass, which reads each row's first
-// minimum and its column, as two planes of Q words (m1, p: up to GF(32) a plane lies in distinct
-// banks, so its word gathers never conflict); for T-MM's second pass, which reads all four, as an
-// int4 a row {m1, m2, p | p2 << 16, 0}: one load instead of three (gf32-620-310, rows of 6 edges,
-// where steps 4-5 weigh most: +2 %; docs/gpu_nb.md).  The one-minimum rule stores the planes only.
-template <int Q>
+// Trellis rows (steps 2-3), stored twice: for steps 4-5's first pass (and both passes of "tmm1"),
+// which read each row's first minimum and its column, as an int2 a row {m1, p}: one 8-byte load
+// (two planes of words took two loads: tmm1 gf32-837-726 -2.3 %, gf32-620-310 -6 %; T-MM -0.6 %;
+// bench/results/h200-nb-tmm1-ab.txt); for T-MM's second pass, which reads all four, as an int4 a row
+// {m1, m2, p | p2 << 16, 0}: one load instead of three (gf32-620-310, rows of 6 edges, where steps
+// 4-5 weigh most: +2 %; docs/gpu_nb.md).  "tmm1" stores the int2 rows only.
 struct TrellisHead {
     float m1;
     int p;
-    __device__ __forceinline__ TrellisHead(const int* __restrict__ heads, int eta)
+    __device__ __forceinline__ TrellisHead(const int2* __restrict__ heads, int eta)
     {
-        m1 = __int_as_float(heads[eta]);
-        p = heads[Q + eta];
+        const int2 h = heads[eta];
+        m1 = __int_as_float(h.x);
+        p = h.y;
     }
 };
 
@@ -229,13 +234,13 @@ __device__ __forceinline__ int pair_low(int eta, int j)
 // pass (three);
 // candidates in the reference's order, a later one taken only when strictly smaller.
 template <int Q, int K>
-__device__ __forceinline__ void two_deviations(const int* __restrict__ heads, const int4* __restrict__ rows,
+__device__ __forceinline__ void two_deviations(const int2* __restrict__ heads, const int4* __restrict__ rows,
                                                const int (&eta)[K], float (&e)[K],
                                                int (&c1)[K], int (&c2)[K], float (&a1)[K], float (&a2)[K])
 {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        const TrellisHead<Q> t(heads, eta[k]);
+        const TrellisHead t(heads, eta[k]);
         e[k] = t.m1;
         c1[k] = c2[k] = t.p;
     }
@@ -244,7 +249,7 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ heads, co
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             const int e1 = pair_low(eta[k], j);
-            const TrellisHead<Q> x(heads, e1), y(heads, e1 ^ eta[k]);
+            const TrellisHead x(heads, e1), y(heads, e1 ^ eta[k]);
             const float cand = fmaxf(x.m1, y.m1);
             if (cand < e[k] && x.p != y.p) {
                 e[k] = cand;
@@ -286,13 +291,13 @@ __device__ __forceinline__ void two_deviations(const int* __restrict__ heads, co
 // pairs read again (two words a row where T-MM's second pass reads an int4 and picks m1 or m2 for
 // each), a pair allowed where its columns differ and neither is x.
 template <int Q, int K>
-__device__ __forceinline__ void first_minima_pairs(const int* __restrict__ heads, const int (&eta)[K],
+__device__ __forceinline__ void first_minima_pairs(const int2* __restrict__ heads, const int (&eta)[K],
                                                    const TrellisRow (&own)[K], float (&e)[K], int (&c1)[K],
                                                    int (&c2)[K], float (&a1)[K], float (&a2)[K])
 {
     const auto pair = [&](int k, int j, float& cand, int& px, int& py) {
         const int e1 = pair_low(eta[k], j);
-        const TrellisHead<Q> x(heads, e1), y(heads, e1 ^ eta[k]);
+        const TrellisHead x(heads, e1), y(heads, e1 ^ eta[k]);
         cand = x.p != y.p ? fmaxf(x.m1, y.m1) : nb::inf();
         px = x.p;
         py = y.p;
@@ -346,8 +351,8 @@ __device__ __forceinline__ void first_minima_pairs(const int* __restrict__ heads
 // value wherever it is used) with the path, so that step 6's choice is two shared loads (the path,
 // then the value); then R (and L = Q_i(a) + R_i(a) when layered, the thread's own quad of Q_i), one
 // element a thread and edge as Min-Max's.
-// Shared memory after Q: the trellis rows (two planes of Q words, TrellisHead, then Q int4,
-// TrellisRow), then the outputs as four planes of Q words: alpha E, alpha A_c1, alpha A_c2, and
+// Shared memory after Q: the trellis rows (Q int2, TrellisHead, then for T-MM Q int4, TrellisRow),
+// then the outputs as four planes of Q words: alpha E, alpha A_c1, alpha A_c2, and
 // c1 | c2 << 16 (entry 0: 0 with no path, as dR_i(0) = 0).  Words, not an int4 a row: up to GF(32)
 // a plane lies in distinct banks, so the emit's gathers (a permutation of the plane a part) never
 // conflict, where the int4 rows took 23 % of the kernel's shared wavefronts, 9 % in conflicts
@@ -358,8 +363,8 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
                              float* __restrict__ post, float* __restrict__ r, bool layered, float alpha)
 {
     constexpr int P = Shape<Q>::P, G = Shape<Q>::G, W = Worker<Q, PARTS>::W, K = (Q - 1 + W - 1) / W;
-    int* heads = reinterpret_cast<int*>(qh + d * Q);                // m1, p (TrellisHead)
-    int4* rows = reinterpret_cast<int4*>(heads + 2 * Q);            // m1, m2, cols, 0 (TrellisRow; T-MM)
+    int2* heads = reinterpret_cast<int2*>(qh + d * Q);              // m1, p (TrellisHead)
+    int4* rows = reinterpret_cast<int4*>(heads + Q);                // m1, m2, cols, 0 (TrellisRow; T-MM)
     float* outs = kFirstMinima ? reinterpret_cast<float*>(rows)     // alpha E, alpha A_c1, alpha A_c2
                                : reinterpret_cast<float*>(rows + Q);
     unsigned* paths = reinterpret_cast<unsigned*>(outs + 3 * Q);    // c1 | c2 << 16
@@ -400,8 +405,7 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
             own[k].p = b1[k];
             own[k].p2 = b2[k];
             if (1 + t + k * W < Q) {
-                heads[eta[k]] = __float_as_int(a1[k]);
-                heads[Q + eta[k]] = b1[k];
+                heads[eta[k]] = make_int2(__float_as_int(a1[k]), b1[k]);
                 if constexpr (!kFirstMinima) {
                     rows[eta[k]] = make_int4(__float_as_int(a1[k]), __float_as_int(a2[k]), b1[k] | (b2[k] << 16), 0);
                 }
@@ -585,7 +589,8 @@ __device__ __forceinline__ void stage_round(const Worker<Q, PARTS>& wk, const nb
 // row), (kTrellis: zs[dmax rounded up to 4], z_i << 16 | (z_i / h_i) << 8 | log h_i, z_i the
 // smallest x with Qh_i(x) = 0), then the row's d vectors of Q (Min-Max: permuted, Qh_i(h a) = Q_i(a);
 // kTrellis: Q_i as it is), F_1..F_{d-2}, B_1..B_{d-2} and one merge buffer per half (kTrellis:
-// after Q the trellis rule's trellis rows, 6 Q words, and four planes of outputs).
+// after Q the trellis rule's trellis rows, 6 Q words for T-MM and 2 for "tmm1", and four planes of
+// outputs).
 template <int Q, Rule R, int PARTS>
 __device__ void check_row(const Worker<Q, PARTS>& wk, const nb::Tables& tab, int2* __restrict__ meta,
                           int* __restrict__ zs, float* __restrict__ vec, int d, int rb,

@@ -299,7 +299,10 @@ class NonBinaryDecoder {
         "schedule", schedule, {{"layered", Schedule::kLayered}, {"flooding", Schedule::kFlooding}});
     config_.rule = ParseChoice<CheckRule>(
         "algorithm", algorithm,
-        {{"minmax", CheckRule::kMinMax}, {"mmma", CheckRule::kMinMax}, {"tmm", CheckRule::kTrellis}});
+        {{"minmax", CheckRule::kMinMax},
+         {"mmma", CheckRule::kMinMax},
+         {"tmm", CheckRule::kTrellis},
+         {"tmm1", CheckRule::kTrellisFirstMinimaPairs}});
     if (!(alpha > 0.0f && alpha <= 1.0f)) throw py::value_error("alpha must lie in (0, 1]");
     config_.alpha = alpha;
     if (max_iterations < 1) throw py::value_error("max_iterations must be >= 1");
@@ -395,7 +398,8 @@ NonBinaryDecoder(n, q, indptr, indices, div, mul, schedule, max_iterations, earl
   div[e, a] = a / h_e and mul[e, a] = h_e * a over GF(q) (h_e = H.data[e]).
   schedule: 'layered' | 'flooding'; threads: worker threads, 0 = every core.
   algorithm: 'minmax' | 'mmma' (the same numbers) | 'tmm' (trellis Min-Max, check
-  messages scaled by alpha in (0, 1]; gpuldpc/decoders/reference_tmm.py).
+  messages scaled by alpha in (0, 1]; gpuldpc/decoders/reference_tmm.py) | 'tmm1'
+  (T-MM with step 5's pairs from first minima, the same scale; reference_tmm.py).
 decode(llr float32 [batch, n, q], Min-Max costs, 0 = most likely, soft=False, out=None) -> (symbols
   uint8 [batch, n] (`out` itself when given, as BinaryDecoder), iterations int32 [batch], valid bool [batch], bad_llr bool [batch],
   posterior costs float32 [batch, n, q] at each frame's stop with soft=True, else None);

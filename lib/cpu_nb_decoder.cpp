@@ -1,7 +1,8 @@
 // GF(q) Min-Max decoder with inter-frame SIMD (one frame per float32 lane):
 // forward-backward check update (paper 003, Algorithm 2) with the modified
 // Min-Max merger of paper 000 §2.3, or the trellis Min-Max check node (Lacruz
-// et al., IEEE TVLSI 2015, §II-B, §III); equations in
+// et al., IEEE TVLSI 2015, §II-B, §III), also with step 5's pairs from first
+// minima ("tmm1"); equations in
 // include/gpuldpc/cpu_nb_decoder.hpp, contract in
 // python/gpuldpc/decoders/reference_nb.py and reference_tmm.py.
 #include "gpuldpc/cpu_nb_decoder.hpp"
@@ -145,7 +146,7 @@ void MinMaxRow(D d, const NbCheckRows& code, uint32_t begin, size_t dc, float* H
 }
 
 // The trellis rows of one check (reference_tmm.py steps 3-5), [q][N] each:
-// first and second minimum and their columns.
+// first and second minimum and their columns ("tmm1": p2 is not kept).
 struct TrellisRows {
   const float* m1;
   const int32_t* p;
@@ -189,11 +190,43 @@ void TwoDeviations(D d, const TrellisRows& t, size_t q, size_t eta, hn::Vec<hn::
   }
 }
 
+// Step 5 of "tmm1" (reference_tmm.py, "Pairs from first minima") for row eta,
+// A_x for x = x1 and x = x2 (per lane: c1, c2) in one pass: the one deviation
+// off x as in TwoDeviations<true> (m2 where p(eta) = x, else m1), then step
+// 4's pairs (m1 at p, distinct columns), a pair allowed where neither column
+// is x (v_x = +inf where p = x: never below a finite best, so skipping it is
+// the reference's strict "<").  Only values are kept (step 6 reads A, not its
+// path), so p2 is not read.
+void FirstMinimaPairs(D d, const TrellisRows& t, size_t q, size_t eta, hn::Vec<hn::RebindToSigned<D>> x1,
+                      hn::Vec<hn::RebindToSigned<D>> x2, hn::Vec<D>& a1, hn::Vec<D>& a2) {
+  const hn::RebindToSigned<D> di;
+  const size_t N = hn::Lanes(d);
+  const auto own = hn::Load(di, t.p + eta * N);
+  const auto m1 = hn::Load(d, t.m1 + eta * N);
+  const auto m2 = hn::Load(d, t.m2 + eta * N);
+  a1 = hn::IfThenElse(hn::RebindMask(d, hn::Eq(own, x1)), m2, m1);
+  a2 = hn::IfThenElse(hn::RebindMask(d, hn::Eq(own, x2)), m2, m1);
+  for (size_t e1 = 1; e1 < q; ++e1) {
+    const size_t e2 = eta ^ e1;
+    if (e1 >= e2) continue;
+    const auto col1 = hn::Load(di, t.p + e1 * N);
+    const auto col2 = hn::Load(di, t.p + e2 * N);
+    const auto cand = hn::Max(hn::Load(d, t.m1 + e1 * N), hn::Load(d, t.m1 + e2 * N));
+    const auto apart = hn::Ne(col1, col2);
+    const auto off1 = hn::And(apart, hn::And(hn::Ne(col1, x1), hn::Ne(col2, x1)));
+    const auto off2 = hn::And(apart, hn::And(hn::Ne(col1, x2), hn::Ne(col2, x2)));
+    a1 = hn::IfThenElse(hn::And(hn::Lt(cand, a1), hn::RebindMask(d, off1)), cand, a1);
+    a2 = hn::IfThenElse(hn::And(hn::Lt(cand, a2), hn::RebindMask(d, off2)), cand, a2);
+  }
+}
+
 // One check row by the trellis Min-Max rule (reference_tmm.py steps 1-7, the
 // equations in cpu_nb_decoder.hpp), every lane its own frame: the hard
 // decisions z_i differ from lane to lane, so the moves into and out of the
 // delta domain are gathers; the trellis rows eta are the same for every lane.
-template <bool kLayered>
+// kFirstMinimaPairs ("tmm1"): step 5 by FirstMinimaPairs, and steps 1-3 do
+// not track p2 (nothing reads it).
+template <bool kLayered, bool kFirstMinimaPairs>
 void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_t dc,
                 float* HWY_RESTRICT post, NbWorkspace& ws) {
   const hn::RebindToSigned<D> di;
@@ -230,10 +263,10 @@ void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_
     hn::Store(inf, d, m1 + eta * N);
     hn::Store(inf, d, m2 + eta * N);
     hn::Store(hn::Zero(di), di, p + eta * N);
-    hn::Store(hn::Zero(di), di, p2 + eta * N);
+    if constexpr (!kFirstMinimaPairs) hn::Store(hn::Zero(di), di, p2 + eta * N);
   }
   auto beta = hn::Zero(di);
-  for (size_t i = 0; i < dc; ++i) {  // steps 1-3: z_i, beta; m1, p, m2, p2 over the columns
+  for (size_t i = 0; i < dc; ++i) {  // steps 1-3: z_i, beta; m1, p, m2, p2 (tmm1: not p2) over the columns
     Permute(d, qbuf + i * vec, div + i * q, q, qh);
     const auto zi = ArgMin(d, qh, q);
     hn::Store(zi, di, z + i * N);
@@ -248,9 +281,11 @@ void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_
       const auto second = hn::AndNot(first, hn::Lt(v, a2));
       const auto ifirst = hn::RebindMask(di, first);
       hn::Store(hn::IfThenElse(first, a1, hn::IfThenElse(second, v, a2)), d, m2 + eta * N);
-      hn::Store(hn::IfThenElse(ifirst, b1, hn::IfThenElse(hn::RebindMask(di, second), col,
-                                                            hn::Load(di, p2 + eta * N))),
-                di, p2 + eta * N);
+      if constexpr (!kFirstMinimaPairs) {
+        hn::Store(hn::IfThenElse(ifirst, b1, hn::IfThenElse(hn::RebindMask(di, second), col,
+                                                              hn::Load(di, p2 + eta * N))),
+                  di, p2 + eta * N);
+      }
       hn::Store(hn::IfThenElse(first, v, a1), d, m1 + eta * N);
       hn::Store(hn::IfThenElse(ifirst, col, b1), di, p + eta * N);
     }
@@ -261,8 +296,12 @@ void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_
     auto c1 = hn::Zero(di), c2 = c1, unused1 = c1, unused2 = c1;
     TwoDeviations<false>(d, rows, q, eta, c1, e, c1, c2);
     auto a1 = inf, a2 = inf;
-    TwoDeviations<true>(d, rows, q, eta, c1, a1, unused1, unused2);
-    TwoDeviations<true>(d, rows, q, eta, c2, a2, unused1, unused2);
+    if constexpr (kFirstMinimaPairs) {
+      FirstMinimaPairs(d, rows, q, eta, c1, c2, a1, a2);
+    } else {
+      TwoDeviations<true>(d, rows, q, eta, c1, a1, unused1, unused2);
+      TwoDeviations<true>(d, rows, q, eta, c2, a2, unused1, unused2);
+    }
     hn::Store(e, d, extra + eta * N);
     hn::Store(a1, d, avoid1 + eta * N);
     hn::Store(a2, d, avoid2 + eta * N);
@@ -365,6 +404,10 @@ void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr,
     valid[f] = 0;
   }
 
+  // the trellis rules: T-MM ("tmm") or its form with step 5's pairs from first minima ("tmm1")
+  const bool first_minima = cfg.rule == CheckRule::kTrellisFirstMinimaPairs;
+  const auto trellis_row = flooding ? (first_minima ? &TrellisRow<false, true> : &TrellisRow<false, false>)
+                                    : (first_minima ? &TrellisRow<true, true> : &TrellisRow<true, false>);
   std::vector<uint8_t> done(frames, 0);
   size_t remaining = frames;
   for (int it = 1; it <= cfg.max_iterations; ++it) {
@@ -372,12 +415,8 @@ void DecodeChunk(const NbCheckRows& code, const NbConfig& cfg, const float* llr,
       const uint32_t begin = rows.row_ptr[row];
       const size_t dc = rows.row_ptr[row + 1] - begin;
       if (dc == 0) continue;
-      if (cfg.rule == CheckRule::kTrellis) {
-        if (flooding) {
-          TrellisRow<false>(d, code, cfg.alpha, begin, dc, post, ws);
-        } else {
-          TrellisRow<true>(d, code, cfg.alpha, begin, dc, post, ws);
-        }
+      if (cfg.rule != CheckRule::kMinMax) {
+        trellis_row(d, code, cfg.alpha, begin, dc, post, ws);
       } else if (flooding) {
         MinMaxRow<false>(d, code, begin, dc, post, ws);
       } else {

@@ -26,6 +26,10 @@
 //   A_x(eta): the same with every row's best value off column x (m2 at p2 where p = x);
 //   dR_i(eta) = i == c1 ? A_c1(eta) : i == c2 ? A_c2(eta) : E(eta), dR_i(0) = 0;
 //   R_i(a) = alpha * dR_i(h_i a + beta + z_i).
+// CheckRule::kTrellisFirstMinimaPairs ("tmm1", reference_tmm.py "Pairs from
+// first minima") is T-MM with A_x's pairs from first minima: a pair's rows give
+// m1 at p only and a row with p = x gives +inf (the pair is not allowed); the
+// one deviation keeps m2 where p(eta) = x, so A_x is finite as in T-MM.
 #pragma once
 
 #include <cstddef>
@@ -48,12 +52,13 @@ struct NbCheckRows {
 };
 
 // The check-node rule: forward-backward Min-Max ("minmax", "mmma") or the
-// trellis Min-Max ("tmm", output scale alpha).
-enum class CheckRule { kMinMax, kTrellis };
+// trellis Min-Max ("tmm", output scale alpha; "tmm1": step 5's pairs from
+// first minima, the same scale).
+enum class CheckRule { kMinMax, kTrellis, kTrellisFirstMinimaPairs };
 
 struct NbConfig {
   CheckRule rule = CheckRule::kMinMax;
-  float alpha = 1.0f;  // kTrellis: R = alpha * dR
+  float alpha = 1.0f;  // kTrellis, kTrellisFirstMinimaPairs: R = alpha * dR
   Schedule schedule = Schedule::kLayered;
   int max_iterations = 10;
   bool early_stop = true;
@@ -67,7 +72,7 @@ struct NbWorkspace {
   hwy::AlignedFreeUniquePtr<float[]> extrinsic;  // [max_row_weight][q][lanes]: a row's Q
   hwy::AlignedFreeUniquePtr<float[]> backward;   // [max_row_weight][q][lanes]: B_i
   hwy::AlignedFreeUniquePtr<float[]> work;       // [6][q][lanes]: Qh_i, F, F', M (trellis: Qh_i, m1, m2, E, A_c1, A_c2)
-  hwy::AlignedFreeUniquePtr<int32_t[]> trellis;  // [max_row_weight + 4 q][lanes]: z_i; p, p2, c1, c2 (trellis)
+  hwy::AlignedFreeUniquePtr<int32_t[]> trellis;  // [max_row_weight + 4 q][lanes]: z_i; p, p2, c1, c2 (trellis; tmm1: p2 unused)
   std::vector<uint8_t> symbols;                  // [n][lanes]: decisions
 };
 

@@ -1,9 +1,10 @@
 """cpu backend, GF(q) codes: Min-Max and T-MM give the reference decoder's symbols.
 
 Forward-backward Min-Max with the MMMA merger (paper 003 Algorithm 2, paper
-000 §2.3) and the trellis Min-Max ("tmm", gpuldpc.decoders.reference_tmm) over
-GF(4) .. GF(256), layered and flooding: identical symbols, iteration counts,
-syndrome flags and posterior costs on identical LLRs.
+000 §2.3) and the trellis Min-Max ("tmm", gpuldpc.decoders.reference_tmm, and
+"tmm1", its form with step 5's pairs from first minima) over GF(4) .. GF(256),
+layered and flooding: identical symbols, iteration counts, syndrome flags and
+posterior costs on identical LLRs.
 """
 import numpy as np
 import pytest
@@ -35,10 +36,10 @@ def noisy_words(code, frames, ebn0_db, seed):
 
 @pytest.mark.parametrize("name,ebn0,frames,iterations", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("schedule", ["layered", "flooding"])
-@pytest.mark.parametrize("algorithm", ["minmax", "tmm"])
+@pytest.mark.parametrize("algorithm", ["minmax", "tmm", "tmm1"])
 def test_matches_reference_symbol_for_symbol(name, ebn0, frames, iterations, schedule, algorithm):
-    """Min-Max and the trellis Min-Max ("tmm", alpha 0.625): symbols, iterations, flags and
-    the posterior costs of the reference."""
+    """Min-Max and the trellis Min-Max ("tmm" and "tmm1", alpha 0.625): symbols, iterations,
+    flags and the posterior costs of the reference."""
     code = gl.codes.get(name)
     _, llr = noisy_words(code, frames, ebn0, seed=3)
     kwargs = dict(algorithm=algorithm, schedule=schedule, max_iterations=iterations, alpha=0.625,

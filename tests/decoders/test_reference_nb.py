@@ -210,16 +210,17 @@ def test_front_door_rejects_bad_symbol_llrs_and_unsupported_settings():
         decoder(code, "nms")
 
 
-# ---- trellis Min-Max ("tmm"): hand cases, against brute_force_check, decoding --------------
+# ---- trellis Min-Max ("tmm", "tmm1"): hand cases, against brute_force_check, decoding ------
 
-def tmm(msgs, h, alpha=1.0):
-    """trellis_check_update of one check: msgs [d, q] costs, h [d] coefficients."""
+def tmm(msgs, h, alpha=1.0, first_minima_pairs=False):
+    """trellis_check_update of one check: msgs [d, q] costs, h [d] coefficients
+    (``first_minima_pairs=True``: "tmm1")."""
     q = msgs.shape[1]
     field = GF(q)
     div = field.div[np.arange(q)[None, :], h[:, None]].astype(np.intp)[:, :, None]
     mul = field.mul[h[:, None], np.arange(q)[None, :]].astype(np.intp)[:, :, None]
     return trellis_check_update(np.asarray(msgs, np.float32)[:, :, None], div, mul,
-                                field.add.astype(np.intp), alpha)[:, :, 0]
+                                field.add.astype(np.intp), alpha, first_minima_pairs)[:, :, 0]
 
 
 def test_hand_case_gf4_degree_3():
@@ -264,6 +265,74 @@ def test_never_below_min_max_and_exact_for_two_edges(q, d):
         np.testing.assert_array_equal(got.min(axis=1), 0.0)
         same += np.array_equal(got, exact)
     assert same == 6 if d == 2 else same < 6       # one other edge: its own message; else approximate
+
+
+def test_tmm1_hand_case_gf4_degree_3():
+    """"tmm1": step 5's pairs from first minima.  h = 1 and every z = 0, so beta = 0 and
+    dQ_i = Q_i, R_i = dR_i.  Rows eta = 1, 2, 3 over columns (0, 1, 2): (1, 6, 2), (5, 1, 6),
+    (9, 8, 7); m1 = (1, 1, 7) at p = (0, 1, 2), m2 = (2, 5, 8) at p2 = (2, 0, 1).  E = (1, 1, 1),
+    E(3) = max(m1(1), m1(2)) on path {0, 1}.  A_0(3): T-MM takes the pair (1, 2) off column 0,
+    max(m2(1), m1(2)) = 2 (columns 2 and 1, the exact Min-Max value); in "tmm1" row 1's first
+    minimum lies on column 0, so the pair offers nothing and the one deviation m1(3) = 7 is
+    left.  Every other output is T-MM's: A_0(1) = m2(1) = 2 and A_1(2) = m2(2) = 5 (one
+    deviation, the pairs (2, 3), (1, 3) cost 7 in both), A_1(3) = 7 (T-MM's pair off column 1
+    is m1(1), m2(2), both on column 0: not allowed)."""
+    msgs = np.array([[0, 1, 5, 9], [0, 6, 1, 8], [0, 2, 6, 7]], np.float32)
+    h = np.array([1, 1, 1])
+    full = np.array([[0, 2, 1, 2], [0, 1, 5, 7], [0, 1, 1, 1]], np.float32)
+    np.testing.assert_array_equal(tmm(msgs, h), full)
+    np.testing.assert_array_equal(brute_force_check(msgs, h, GF(4))[0], full[0])
+    first = full.copy()
+    first[0, 3] = 7.0
+    np.testing.assert_array_equal(tmm(msgs, h, first_minima_pairs=True), first)
+    np.testing.assert_array_equal(tmm(msgs, h, alpha=0.75, first_minima_pairs=True), first * np.float32(0.75))
+
+
+def delta_domain(msgs, h, out):
+    """Steps 1-2 and 7 undone for one check: the trellis dQ [d, q] of msgs and the Δ-domain
+    output dR [d, q] of R = out (alpha 1): dR_i(eta) = R_i((eta + beta + z_i) / h_i)."""
+    d, q = msgs.shape
+    field, col, eta = GF(q), np.arange(d)[:, None], np.arange(q)[None, :]
+    qh = msgs[col, field.div[eta, h[:, None]]]
+    z = qh.argmin(axis=1)[:, None]
+    beta = np.bitwise_xor.reduce(z)
+    return qh[col, eta ^ z], out[col, field.div[eta ^ beta ^ z, h[:, None]]]
+
+
+@pytest.mark.parametrize("q, d", [(4, 2), (8, 2), (4, 3), (4, 5), (8, 4), (16, 6), (32, 12)])
+def test_tmm1_is_tmm_with_fewer_pairs(q, d):
+    """"tmm1" against T-MM on random checks (2q cost levels, with ties): every output at least T-MM's (its pairs
+    off a column are some of T-MM's, the one deviation the same) and finite (the one deviation
+    keeps m2); T-MM's wherever no other trellis row has its first minimum on the column (the
+    pairs off it are then the same; off the path both give E); everything T-MM's for d = 2 (off
+    one column only one is left: no pair); never below Min-Max (a configuration of the others)."""
+    field = GF(q)
+    rng = np.random.default_rng(11 * q + d)
+    above = free = 0
+    for _ in range(8):
+        h = rng.integers(1, q, d)
+        msgs = rng.integers(0, 2 * q, (d, q)).astype(np.float32) * np.float32(0.75)
+        msgs -= msgs.min(axis=1, keepdims=True)
+        full, first = tmm(msgs, h), tmm(msgs, h, first_minima_pairs=True)
+        assert np.isfinite(first).all()
+        assert (first >= full).all()
+        np.testing.assert_array_equal(first.min(axis=1), 0.0)
+        if d <= 4:
+            assert (first >= brute_force_check(msgs, h, field)).all()
+        if d == 2:
+            np.testing.assert_array_equal(first, full)
+        dq, dr_full = delta_domain(msgs, h, full)
+        dr_first = delta_domain(msgs, h, first)[1]
+        np.testing.assert_array_equal(dr_full[:, 0], 0.0)
+        p = dq[:, 1:].argmin(axis=0)                                # p(eta), eta = 1 .. q-1
+        for eta in range(1, q):
+            others = np.delete(p, [eta - 1])                        # rows e != 0, eta
+            alone = ~np.isin(np.arange(d), others)                  # no other row's m1 on column i
+            np.testing.assert_array_equal(dr_first[alone, eta], dr_full[alone, eta])
+            free += alone.sum()
+        above += (first > full).sum()
+    if d > 2:                                                       # both kinds of entry occur
+        assert above > 0 and free > 0, (above, free)
 
 
 def test_decoder_applies_alpha_to_every_check_message():

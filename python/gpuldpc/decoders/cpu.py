@@ -5,11 +5,12 @@
 Binary codes: layered or flooding min-sum ("nms", "oms") in float32, int16 or
 int8, and sum-product ("spa") in float32.  GF(q) codes (q <= 256): Min-Max
 ("minmax" and "mmma", the same numbers, see :mod:`.reference_nb`) and the trellis
-Min-Max ("tmm", :mod:`.reference_tmm`, check messages scaled by ``alpha``) in float32,
-layered or flooding.  Frames are interleaved across SIMD lanes (a chunk is 16
-float32 / 32 int16 / 64 int8 frames with AVX-512, half with AVX2) and chunks
-are spread over a thread pool (``threads``, default every core); the GIL is
-released while decoding, so several Python threads may decode at once.
+Min-Max ("tmm", :mod:`.reference_tmm`, check messages scaled by ``alpha``; "tmm1", its
+form with step 5's pairs from first minima) in float32, layered or flooding.  Frames are
+interleaved across SIMD lanes (a chunk is 16 float32 / 32 int16 / 64 int8 frames with
+AVX-512, half with AVX2) and chunks are spread over a thread pool (``threads``, default
+every core); the GIL is released while decoding, so several Python threads may decode
+at once.
 
 ``preset="latency"`` (a Decoder option): batches of at most :func:`intra_frames` frames
 of a binary QC code (``code.base``, ``code.z``) in layered "nms"/"oms" (float32, int16,
@@ -20,7 +21,7 @@ thread pool, the same numbers as the inter-frame path.  Other codes and settings
 larger batches, stay inter-frame.  ``CpuDecoder.path(batch)`` says which path a batch
 takes.
 
-Float32 min-sum, Min-Max and T-MM give the reference decoder's decisions, iteration
+Float32 min-sum, Min-Max, T-MM and "tmm1" give the reference decoder's decisions, iteration
 counts and syndrome flags bit for bit; "spa" matches its frame error rate.
 
 Non-finite LLRs (:mod:`gpuldpc.bad_llr`): the C++ load of each chunk (where the
@@ -65,7 +66,7 @@ from ..soft import normalized_costs
 DEFAULT_LLR_SCALE = {"float32": 1.0, "int16": 64.0, "int8": 6.0}
 """Fixed-point LLR unit per precision: integer = round(L * scale), saturated."""
 
-_NB_ALGORITHMS = ("minmax", "mmma", "tmm")
+_NB_ALGORITHMS = ("minmax", "mmma", "tmm", "tmm1")
 
 
 def _core():
