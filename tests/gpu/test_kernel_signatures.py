@@ -38,7 +38,8 @@ def _format(parameters: list[str]) -> str:
 @pytest.mark.parametrize("path, opening, expected", [
     ("qc_decode.cu", "#define GPULDPC_ARGS(In)", decoder._ARG_TYPES),
     ("sparse_decode.cu", "#define SPARSE_ARGS(In)", sparse_layout._ARG_TYPES),
-    ("nb_minmax.cu", "__launch_bounds__(kMaxThreads, TRELLIS && Q > 32 ? 1 : 2) NAME(", nb_decoder._MINMAX_ARGS),
+    ("nb_minmax.cu", "__launch_bounds__(kMaxThreads, RULE != Rule::kMinMax && Q > 32 ? 1 : 2) NAME(",
+     nb_decoder._MINMAX_ARGS),
     ("nb_fftspa.cu", "nb_fftspa_q##Q(", nb_decoder._FFTSPA_ARGS),
     ("nb_frame.cu", "nb_frame_q##Q(", nb_frame.ARG_TYPES),
     ("nb_frame.cu", "nb_frame_resident_q##Q(", nb_frame.RESIDENT_ARG_TYPES),
