@@ -285,60 +285,56 @@ __device__ __forceinline__ void two_deviations(const int2* __restrict__ heads, c
     }
 }
 
+// f(k, cand, p', p'') for each pair eta' + eta'' = eta[k], eta' < eta'' (pair_low's order), from the rows'
+// first minima: cand = max(m1(eta'), m1(eta'')), +inf where p(eta') = p(eta'').  Unrolled by 8, not 4 as
+// T-MM's pair loops (more loads in flight: tmm1 gf32-837-726 +0.8 %, gf64-1260-630 +3.9 %,
+// bench/results/h200-nb-tmm1-ab.txt).
+template <int Q, int K, class F>
+__device__ __forceinline__ void first_minima_pair_loop(const int2* __restrict__ heads, const int (&eta)[K], F f)
+{
+#pragma unroll 8
+    for (int j = 1; j < Q / 2; ++j) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int e1 = pair_low(eta[k], j);
+            const TrellisHead x(heads, e1), y(heads, e1 ^ eta[k]);
+            f(k, x.p != y.p ? fmaxf(x.m1, y.m1) : nb::inf(), x.p, y.p);
+        }
+    }
+}
+
 // Steps 4-5 of "tmm1" (reference_tmm.py, "Pairs from first minima") for K rows eta of one thread, whose
 // own trellis row (m1, p, m2, p2) is in registers: E with its path as two_deviations' first pass; then
 // A_x for x = c1, c2 from the one deviation off x (m1 at p, or m2 at p2 where p = x) and the same
 // pairs read again (two words a row where T-MM's second pass reads an int4 and picks m1 or m2 for
-// each), a pair allowed where its columns differ and neither is x.  The pair loops unrolled by 8, not
-// 4 as T-MM's (more loads in flight: gf32-837-726 +0.8 %, gf64-1260-630 +3.9 %, h200-nb-tmm1-ab.txt).
+// each), a pair allowed where its columns differ and neither is x.
 template <int Q, int K>
 __device__ __forceinline__ void first_minima_pairs(const int2* __restrict__ heads, const int (&eta)[K],
                                                    const TrellisRow (&own)[K], float (&e)[K], int (&c1)[K],
                                                    int (&c2)[K], float (&a1)[K], float (&a2)[K])
 {
-    const auto pair = [&](int k, int j, float& cand, int& px, int& py) {
-        const int e1 = pair_low(eta[k], j);
-        const TrellisHead x(heads, e1), y(heads, e1 ^ eta[k]);
-        cand = x.p != y.p ? fmaxf(x.m1, y.m1) : nb::inf();
-        px = x.p;
-        py = y.p;
-    };
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         e[k] = own[k].m1;
         c1[k] = c2[k] = own[k].p;
     }
-#pragma unroll 8
-    for (int j = 1; j < Q / 2; ++j) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            float cand;
-            int px, py;
-            pair(k, j, cand, px, py);
-            if (cand < e[k]) {
-                e[k] = cand;
-                c1[k] = px;
-                c2[k] = py;
-            }
+    first_minima_pair_loop<Q, K>(heads, eta, [&](int k, float cand, int px, int py) {
+        if (cand < e[k]) {
+            e[k] = cand;
+            c1[k] = px;
+            c2[k] = py;
         }
-    }
+    });
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         int col;
         own[k].off_column(c1[k], a1[k], col);
         own[k].off_column(c2[k], a2[k], col);
     }
-#pragma unroll 8
-    for (int j = 1; j < Q / 2; ++j) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-            float cand;
-            int px, py;
-            pair(k, j, cand, px, py);
-            if (cand < a1[k] && px != c1[k] && py != c1[k]) a1[k] = cand;
-            if (cand < a2[k] && px != c2[k] && py != c2[k]) a2[k] = cand;
-        }
-    }
+    first_minima_pair_loop<Q, K>(heads, eta, [&](int k, float cand, int px, int py) {
+        if (cand < a1[k] && px != c1[k] && py != c1[k]) a1[k] = cand;
+        if (cand < a2[k] && px != c2[k] && py != c2[k]) a2[k] = cand;
+    });
 }
 
 // The trellis rule's steps 2-7 for one row.  Q_i lies in qh as it is (not permuted: Q_i(a) at a), and
