@@ -298,3 +298,19 @@ def test_grcc_builds_the_dvbs2_demapper_or_reports_the_error(tmp_path, grcc, fra
                 "esn0_db=7.5, max_log=True)") in (tmp_path / "check.py").read_text()
     else:
         assert result.returncode != 0 and error in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_grcc_builds_the_nb_decoder_with_each_trellis_rule(tmp_path, grcc):
+    """The NB-LDPC Decoder's Algorithm options include both trellis rules ("tmm", "tmm1"): the
+    generated Python passes the choice on, and the block so built takes the code's n x 4 bit LLRs."""
+    code = gl.codes.get("gf16-300-150")
+    for algorithm in ("tmm", "tmm1"):
+        graph = block_graph("gpuldpc_nb_ldpc_decoder", {"code": "gf16-300-150", "algorithm": algorithm},
+                            "float", code.n * 4, code.k)
+        (tmp_path / "check.grc").write_text(graph)
+        result = grcc(tmp_path / "check.grc", tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        generated = (tmp_path / "check.py").read_text()
+        assert f"gpuldpc.nb_ldpc_decoder(code='gf16-300-150', algorithm='{algorithm}'," in generated
+        dec = gpuldpc.nb_ldpc_decoder("gf16-300-150", algorithm=algorithm, backend="cpu")
+        assert dec.input_signature().sizeof_stream_item(0) == 4 * code.n * 4
