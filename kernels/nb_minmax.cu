@@ -773,8 +773,9 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
 
 }  // namespace
 
-// nb_minmax_q<Q> (forward-backward Min-Max; alpha unused) and nb_tmm_q<Q> (trellis Min-Max):
-// one parameter list, the rule picked at compile time.  The trellis kernels above GF(32) are not
+// nb_minmax_q<Q> (forward-backward Min-Max; alpha unused), nb_tmm_q<Q> (trellis Min-Max) and
+// nb_tmm1_q<Q> (trellis Min-Max, step 5's pairs from first minima): one parameter list, the rule
+// picked at compile time.  The trellis kernels above GF(32) are not
 // capped at 64 registers (two blocks of 512 threads): their steps 4-5 keep two rows' chains and
 // their loads in flight (122 registers, no spills, where 64 spilled).  Up to GF(32) a warp works a
 // row, one row eta a thread: 64 registers (4 bytes spilled at GF(32)) give twice the warps of the
@@ -787,10 +788,10 @@ __device__ void minmax_decode(const float* __restrict__ in, int in_bits, float* 
         const int* group_rows, int groups, const int* vn_ptr, const int* vn_edge, int n, int m,     \
         int E, int dmax, int max_iter, int early_stop, int flooding, float* soft, float alpha)      \
     {                                                                                               \
-        minmax_decode<Q, RULE>(in, in_bits, post, chan, r, symbols, iterations, valid, gexp,     \
-                                  glog, row_ptr, edge_col, edge_h, group_ptr, group_rows, groups,   \
-                                  vn_ptr, vn_edge, n, m, E, dmax, max_iter, early_stop, flooding,   \
-                                  soft, alpha);                                                     \
+        minmax_decode<Q, RULE>(in, in_bits, post, chan, r, symbols, iterations, valid, gexp,        \
+                               glog, row_ptr, edge_col, edge_h, group_ptr, group_rows, groups,      \
+                               vn_ptr, vn_edge, n, m, E, dmax, max_iter, early_stop, flooding,      \
+                               soft, alpha);                                                        \
     }
 #define NB_MINMAX_KERNEL(Q)                                   \
     NB_RULE_KERNEL(nb_minmax_q##Q, Q, Rule::kMinMax)          \

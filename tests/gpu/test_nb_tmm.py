@@ -93,9 +93,9 @@ def test_alpha_is_checked(cuda):
 
 def test_kernel_name_and_shared_words_a_worker():
     """nb_tmm_q<q> in nb_minmax.cu; a worker's shared words (nb_minmax.cu minmax_decode): the
-    edges, z, Q and the trellis rule's 10 planes of q words (the trellis rows twice: 2 planes of
-    first minima and columns, an int4 a row; 4 planes of outputs); "tmm1" (nb_tmm1_q<q>) 6, without
-    the int4 rows."""
+    edges, z, Q and the trellis rule's 10 q words (the trellis rows twice: an int2 {first minimum,
+    column} a row, an int4 a row; 4 planes of outputs); "tmm1" (nb_tmm1_q<q>) 6, without the int4
+    rows."""
     from gpuldpc.cuda.nb_decoder import kernel_name
     from gpuldpc.cuda.nb_layout import nb_layout, unit_floats
 

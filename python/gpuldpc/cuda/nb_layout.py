@@ -142,8 +142,8 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
 
     Min-Max: the row's edges (column, log h; an even count of pairs), Qh, F, B and two merge
     buffers.  T-MM ("tmm"): the row's edges, a word an edge for z_i, z_i / h_i and log h_i (a
-    multiple of 4), Q (unpermuted), the trellis rows twice (two planes of q words: first minima,
-    columns; q int4: first and second minima, columns) and four planes of outputs (alpha E,
+    multiple of 4), Q (unpermuted), the trellis rows twice (q int2: first minimum, its column; q
+    int4: first and second minima, columns) and four planes of outputs (alpha E,
     alpha A_c1, alpha A_c2, paths).  "tmm1" (step 5's pairs from first minima): the same
     without the int4 rows.
     FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
