@@ -304,37 +304,55 @@ __device__ __forceinline__ void first_minima_pair_loop(const int2* __restrict__ 
 }
 
 // Steps 4-5 of "tmm1" (reference_tmm.py, "Pairs from first minima") for K rows eta of one thread, whose
-// own trellis row (m1, p, m2, p2) is in registers: E with its path as two_deviations' first pass; then
-// A_x for x = c1, c2 from the one deviation off x (m1 at p, or m2 at p2 where p = x) and the same
-// pairs read again (two words a row where T-MM's second pass reads an int4 and picks m1 or m2 for
-// each), a pair allowed where its columns differ and neither is x.
+// own trellis row (m1, p, m2, p2) is in registers, in one pass over the pairs.  Every step-5 pair is
+// one of step 4's, so A_x = min(the own row's best value off x, P_x), P_x the smallest pair without
+// column x, and P_x of the final path's columns follows the pairs online: with B the best pair so far
+// (the first of the smallest, columns {b1, b2}) and P_b1, P_b2, a new pair {x, y} of value v
+//    v < B:   P_x <- B where x is not in {b1, b2}, else P_x (B is the smallest of the older pairs,
+//             and the older pairs without x are those without b1 or b2 when x is one of them);
+//             the same for y; B <- v, {b1, b2} <- {x, y};
+//    else:    P_b1 <- min(P_b1, v) where b1 is not in {x, y}; the same for b2.
+// E = B with its path where B < m1 (the row's one deviation comes first in the reference's order),
+// else m1 with path {p, p} and A_p = min(m2, P_p).  The values are minima over the same candidate
+// sets as the reference's two passes, so bit for bit the same.
 template <int Q, int K>
 __device__ __forceinline__ void first_minima_pairs(const int2* __restrict__ heads, const int (&eta)[K],
                                                    const TrellisRow (&own)[K], float (&e)[K], int (&c1)[K],
                                                    int (&c2)[K], float (&a1)[K], float (&a2)[K])
 {
+    float best[K], p1[K], p2[K];                     // B, P_b1, P_b2
+    int b1[K], b2[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        e[k] = own[k].m1;
-        c1[k] = c2[k] = own[k].p;
+        best[k] = p1[k] = p2[k] = nb::inf();
+        b1[k] = b2[k] = -1;
     }
     first_minima_pair_loop<Q, K>(heads, eta, [&](int k, float cand, int px, int py) {
-        if (cand < e[k]) {
-            e[k] = cand;
-            c1[k] = px;
-            c2[k] = py;
-        }
+        const bool better = cand < best[k];
+        const float without_x = px == b1[k] ? p1[k] : px == b2[k] ? p2[k] : best[k];
+        const float without_y = py == b1[k] ? p1[k] : py == b2[k] ? p2[k] : best[k];
+        const float keep1 = px != b1[k] && py != b1[k] ? fminf(p1[k], cand) : p1[k];
+        const float keep2 = px != b2[k] && py != b2[k] ? fminf(p2[k], cand) : p2[k];
+        p1[k] = better ? without_x : keep1;
+        p2[k] = better ? without_y : keep2;
+        b1[k] = better ? px : b1[k];
+        b2[k] = better ? py : b2[k];
+        best[k] = better ? cand : best[k];
     });
 #pragma unroll
     for (int k = 0; k < K; ++k) {
+        const TrellisRow& t = own[k];
+        const bool pair = best[k] < t.m1;
+        const float without_p = t.p == b1[k] ? p1[k] : t.p == b2[k] ? p2[k] : best[k];
+        e[k] = pair ? best[k] : t.m1;
+        c1[k] = pair ? b1[k] : t.p;
+        c2[k] = pair ? b2[k] : t.p;
         int col;
-        own[k].off_column(c1[k], a1[k], col);
-        own[k].off_column(c2[k], a2[k], col);
+        t.off_column(c1[k], a1[k], col);
+        t.off_column(c2[k], a2[k], col);
+        a1[k] = fminf(a1[k], pair ? p1[k] : without_p);
+        a2[k] = fminf(a2[k], pair ? p2[k] : without_p);
     }
-    first_minima_pair_loop<Q, K>(heads, eta, [&](int k, float cand, int px, int py) {
-        if (cand < a1[k] && px != c1[k] && py != c1[k]) a1[k] = cand;
-        if (cand < a2[k] && px != c2[k] && py != c2[k]) a2[k] = cand;
-    });
 }
 
 // The trellis rule's steps 2-7 for one row.  Q_i lies in qh as it is (not permuted: Q_i(a) at a), and
@@ -382,8 +400,8 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
             a1[k] = a2[k] = nb::inf();
             b1[k] = b2[k] = 0;
         }
-        for (int i = 0; i < d; ++i) {
-            const int zi = zs[i], log_h = zi & 0xff, w = (zi >> 8) & 0xff;
+        const auto column = [&](int i, int zi) {
+            const int log_h = zi & 0xff, w = (zi >> 8) & 0xff;
             beta ^= zi >> 16;
 #pragma unroll
             for (int k = 0; k < K; ++k) {
@@ -394,7 +412,16 @@ __device__ void trellis_rule(const Worker<Q, PARTS>& wk, const nb::Tables& tab, 
                 b1[k] = first ? i : b1[k];
                 a1[k] = fminf(a1[k], v);
             }
+        };
+        int i = 0;
+        for (; i + 4 <= d; i += 4) {                // the columns' words four at a time (zs: 16-byte slots)
+            const int4 z4 = *reinterpret_cast<const int4*>(zs + i);
+            column(i, z4.x);
+            column(i + 1, z4.y);
+            column(i + 2, z4.z);
+            column(i + 3, z4.w);
         }
+        for (; i < d; ++i) column(i, zs[i]);
 #pragma unroll
         for (int k = 0; k < K; ++k) {
             own[k].m1 = a1[k];

@@ -10,7 +10,8 @@ from gpuldpc.cuda.decoder import kernel_state_bytes
 from gpuldpc.cuda.tuning import blocks_per_sm, shared_bytes, threads_per_block
 
 H200 = DeviceLimits(sm_count=132, max_threads_per_sm=2048, max_threads_per_block=1024, registers_per_sm=65536,
-                    shared_per_sm=233472, shared_per_block_optin=232448, max_blocks_per_sm=32)
+                    shared_per_sm=233472, shared_per_block_optin=232448, max_blocks_per_sm=32,
+                    l2_bytes=50 * 2**20)
 MS_KERNEL = KernelAttributes(registers=88, static_shared=0, local_bytes=0, max_threads=512)
 
 
@@ -147,18 +148,22 @@ def test_gf_q_worker_threads():
 
 
 @pytest.mark.parametrize("name, algorithm, layered, registers, units, blocks", [
-    ("gf32-837-726", "tmm", True, 64, 8, 4),        # a warp a row: 4 x 8 rows, not 32 x 1 (> 16 frames)
-    ("gf64-1512-1325", "tmm", True, 122, 1, 16),    # two parts of 16 threads a row, 122 registers
+    ("gf32-837-726", "tmm", True, 64, 16, 2),       # a warp a row; 4 x 8 rows would overflow the L2
+    ("gf32-837-726", "tmm1", True, 64, 16, 2),
+    ("gf32-620-310", "tmm1", True, 64, 8, 4),       # 8 x 4 rows overflow the L2 and lose to 4 x 8
+    ("gf64-1512-1325", "tmm", True, 122, 4, 4),     # two parts of 16 threads a row: 16 x 1 row > 8 frames
+    ("gf64-1260-630", "tmm1", True, 124, 4, 4),
     ("gf32-837-726", "mmma", True, 64, 11, 2),
     ("gf32-744-653", "mmma", True, 64, 8, 3),       # ties with 6 x 4 rows: the fewer frames
-    ("gf32-620-310", "minmax", False, 64, 8, 8),    # within 1 % of 32 x 2 rows: the fewer frames
+    ("gf32-620-310", "minmax", False, 64, 16, 4),   # 8 x 8 rows overflow the L2
     ("gf64-1512-1325", "mmma", True, 64, 3, 4),
     ("gf256-384-128", "fft-spa", False, 64, 6, 5),
 ])
 def test_gf_q_block_shapes(name, algorithm, layered, registers, units, blocks):
     """nb_layout.launch_shape on the H200's limits: the rows busy times the chance that some block is
-    not at a barrier (1 - 0.15^blocks), near-ties to the most rows a block, more than 16 frames an SM
-    only where nothing else fits."""
+    not at a barrier (1 - 0.15^blocks), 5 % less where the resident frames' posteriors overflow the
+    50 MiB L2, near-ties to the most rows a block, more than 8 frames an SM only where nothing else
+    fits."""
     from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout
 
     lay = nb_layout(gl.codes.get(name))

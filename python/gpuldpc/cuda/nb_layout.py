@@ -37,7 +37,8 @@ FIELD_SIZES = (4, 8, 16, 32, 64, 128, 256)
 MAX_THREADS = 512            # kernels' __launch_bounds__ (kMaxThreads in nb_minmax.cu, nb_fftspa.cu)
 MAX_NAMED_BARRIERS = 15      # Min-Max workers of 64 threads synchronize by named barriers 1..15
 BARRIER_WAIT = 0.15          # share of a lone block's time at its barriers (launch_shape)
-MAX_FRAMES_PER_SM = 16       # resident blocks (frames) a multiprocessor beyond which shapes lose (launch_shape)
+MAX_FRAMES_PER_SM = 8        # resident blocks (frames) a multiprocessor beyond which shapes lose (launch_shape)
+L2_MISS = 0.05               # share of a shape's rows lost when the resident frames' posteriors overflow the L2
 
 
 @dataclass(frozen=True)
@@ -172,16 +173,25 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
     times ``1 - BARRIER_WAIT ** blocks``, the chance that some block is not waiting at a
     barrier (a block waits for its slowest row at every ``__syncthreads``; measured on the
     H200, T-MM gf32-837-726 kernel only: one block of 31 rows 426 Mb/s, 2 x 16 rows 478,
-    4 x 8 rows 496, 8 x 4 rows 497).  Shapes within 1 % of the best score count as equal and
+    4 x 8 rows 496, 8 x 4 rows 497), and times ``1 - L2_MISS`` where the posteriors of the
+    resident frames (``sm_count x blocks`` frames of ``4 n q`` bytes; R is streamed past the L2)
+    do not fit the device's L2: the layers reread every posterior column a quarter iteration or so
+    later, which then comes from DRAM (H200, tmm1 gf32-837-726, kernel only: 2 x 16 rows, 28 MB of
+    posteriors, 815 Mb/s against 777 for 4 x 8 rows, 57 MB; gf32-620-310 (rows of 6 edges) 8 x 4
+    rows, 84 MB, 335 against 334 for 4 x 8: the loss depends on the code, 5 % lies between;
+    bench/results/h200-nb-shapes.txt).  Shapes within 1 % of the best score count as equal and
     the one with the fewest frames in flight (the most rows a block) is taken.  Shapes of more than
     ``MAX_FRAMES_PER_SM`` resident frames a multiprocessor count only where no other shape fits: T-MM
     gf32-837-726 with a warp a row and 64 registers scores 32 one-row blocks highest (every block
     busy in every round), and ran 537 Mb/s through the call against 599 / 609 / 607 for 2 / 4 / 8
-    rows a block (16 / 8 / 4 blocks; H200, bench/results/h200-nb-tmm-warp-rows-ab.txt).
+    rows a block (16 / 8 / 4 blocks; H200, bench/results/h200-nb-tmm-warp-rows-ab.txt); the GF(64)
+    trellis kernels (122-124 registers, 16 warps an SM) ran 16 one-row blocks 5 % slower than 4 x 4
+    rows (gf64-1260-630 tmm1 138 against 146 Mb/s, gf64-1512-1325 T-MM 412 against 433).
     """
     if preset not in ("throughput", "latency"):
         raise ValueError(f"preset={preset!r} is not one of 'throughput', 'latency'")
     per_unit = unit_threads(algorithm, layout.q)
+    posterior_bytes = 4 * layout.n * layout.q          # a frame's posteriors (float32 [n][q])
     fixed = table_bytes(layout.q) + ((layout.n + 15) & ~15)
     unit_bytes = 4 * unit_floats(algorithm, layout)
     most = min(MAX_THREADS, limits.max_threads_per_block) // per_unit
@@ -203,6 +213,8 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
         rounds = -(-rows_at_once // count)
         if blocks >= 1:
             score = blocks * rows_at_once / rounds * (1.0 - BARRIER_WAIT ** blocks)
+            if limits.l2_bytes and limits.sm_count * blocks * posterior_bytes > limits.l2_bytes:
+                score *= 1.0 - L2_MISS
             shape = NbShape(count, threads, shared, blocks)
             (scored if blocks <= MAX_FRAMES_PER_SM else crowded).append((score, shape))
     scored = scored or crowded

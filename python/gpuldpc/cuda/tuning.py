@@ -52,6 +52,7 @@ class DeviceLimits:
     register_granule: int = 256     # registers are allocated per warp in units of 256
     sub_partitions: int = 4         # schedulers an SM, each with a quarter of the register file (sm_70 .. sm_90)
     shared_reserved: int = 1024     # per block, reserved by the driver (sm_80+)
+    l2_bytes: int = 0               # L2 cache (0: not known)
 
 
 @dataclass(frozen=True)
