@@ -11,7 +11,7 @@ from gpuldpc.cuda.tuning import blocks_per_sm, shared_bytes, threads_per_block
 
 H200 = DeviceLimits(sm_count=132, max_threads_per_sm=2048, max_threads_per_block=1024, registers_per_sm=65536,
                     shared_per_sm=233472, shared_per_block_optin=232448, max_blocks_per_sm=32,
-                    l2_bytes=50 * 2**20)
+                    l2_bytes=60 * 2**20)
 MS_KERNEL = KernelAttributes(registers=88, static_shared=0, local_bytes=0, max_threads=512)
 
 
@@ -161,9 +161,9 @@ def test_gf_q_worker_threads():
 ])
 def test_gf_q_block_shapes(name, algorithm, layered, registers, units, blocks):
     """nb_layout.launch_shape on the H200's limits: the rows busy times the chance that some block is
-    not at a barrier (1 - 0.15^blocks), 5 % less where the resident frames' posteriors overflow the
-    50 MiB L2, near-ties to the most rows a block, more than 8 frames an SM only where nothing else
-    fits."""
+    not at a barrier (1 - 0.15^blocks), 5 % less where the resident frames' posteriors fill more
+    than three quarters of the 60 MiB L2, near-ties to the most rows a block, more than 8 frames an
+    SM only where nothing else fits."""
     from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout
 
     lay = nb_layout(gl.codes.get(name))

@@ -38,7 +38,8 @@ MAX_THREADS = 512            # kernels' __launch_bounds__ (kMaxThreads in nb_min
 MAX_NAMED_BARRIERS = 15      # Min-Max workers of 64 threads synchronize by named barriers 1..15
 BARRIER_WAIT = 0.15          # share of a lone block's time at its barriers (launch_shape)
 MAX_FRAMES_PER_SM = 8        # resident blocks (frames) a multiprocessor beyond which shapes lose (launch_shape)
-L2_MISS = 0.05               # share of a shape's rows lost when the resident frames' posteriors overflow the L2
+L2_MISS = 0.05               # share of a shape's rows lost when the resident frames' posteriors overflow ..
+L2_SHARE = 0.75              # .. this share of the L2 (launch_shape)
 
 
 @dataclass(frozen=True)
@@ -174,12 +175,14 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
     barrier (a block waits for its slowest row at every ``__syncthreads``; measured on the
     H200, T-MM gf32-837-726 kernel only: one block of 31 rows 426 Mb/s, 2 x 16 rows 478,
     4 x 8 rows 496, 8 x 4 rows 497), and times ``1 - L2_MISS`` where the posteriors of the
-    resident frames (``sm_count x blocks`` frames of ``4 n q`` bytes; R is streamed past the L2)
-    do not fit the device's L2: the layers reread every posterior column a quarter iteration or so
-    later, which then comes from DRAM (H200, tmm1 gf32-837-726, kernel only: 2 x 16 rows, 28 MB of
-    posteriors, 815 Mb/s against 777 for 4 x 8 rows, 57 MB; gf32-620-310 (rows of 6 edges) 8 x 4
-    rows, 84 MB, 335 against 334 for 4 x 8: the loss depends on the code, 5 % lies between;
-    bench/results/h200-nb-shapes.txt).  Shapes within 1 % of the best score count as equal and
+    resident frames (``sm_count x blocks`` frames of ``4 n q`` bytes) fill more than ``L2_SHARE``
+    of the device's L2: the layers reread every posterior column a quarter iteration or so later,
+    which then comes from DRAM; the rest of the L2 holds R on its way (streamed, evict first), the
+    copies' buffers and the tables.  Both constants are measured (H200, 60 MiB of L2; tmm1, kernel
+    only, bench/results/h200-nb-shapes.txt): gf32-837-726 2 x 16 rows (28 MB of posteriors) 815
+    Mb/s against 777 for 4 x 8 rows (57 MB, 90 % of the L2), through ``gl.Decoder`` 834 against
+    787; gf32-620-310 (rows of 6 edges) 4 x 8 rows (42 MB, 67 %) 334 against 323 for 2 x 16 and
+    335 for 8 x 4 (84 MB): the loss depends on the code's rows, 5 % lies between.  Shapes within 1 % of the best score count as equal and
     the one with the fewest frames in flight (the most rows a block) is taken.  Shapes of more than
     ``MAX_FRAMES_PER_SM`` resident frames a multiprocessor count only where no other shape fits: T-MM
     gf32-837-726 with a warp a row and 64 registers scores 32 one-row blocks highest (every block
@@ -213,7 +216,7 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
         rounds = -(-rows_at_once // count)
         if blocks >= 1:
             score = blocks * rows_at_once / rounds * (1.0 - BARRIER_WAIT ** blocks)
-            if limits.l2_bytes and limits.sm_count * blocks * posterior_bytes > limits.l2_bytes:
+            if limits.l2_bytes and limits.sm_count * blocks * posterior_bytes > L2_SHARE * limits.l2_bytes:
                 score *= 1.0 - L2_MISS
             shape = NbShape(count, threads, shared, blocks)
             (scored if blocks <= MAX_FRAMES_PER_SM else crowded).append((score, shape))
