@@ -56,8 +56,9 @@
 // against Min-Max's 3 (d-2) q^2.
 // "tmm1" (nb_tmm1_q<Q>, reference_tmm.py "Pairs from first minima"): the same with A_x's pairs from
 // first minima (a pair whose row has its first minimum at x is dropped; the one deviation keeps
-// m2 at p2), so the second pass reads the same int2 rows as the first and a thread keeps the second
-// minimum of its own rows only, in registers.
+// m2 at p2), so every step-5 pair is one of step 4's: E, A_c1 and A_c2 come from one pass over the
+// int2 rows (first_minima_pairs), and a thread keeps the second minimum of its own rows only, in
+// registers.
 // The same kernel template: check_row<Q, Rule> switches the rule at compile time.
 //
 // Messages per frame: posteriors L (layered) or T (flooding) [n][q], channel Lch [n][q]
@@ -182,7 +183,7 @@ struct Worker {
     }
 };
 
-// Trellis rows (steps 2-3), stored twice: for steps 4-5's first pass (and both passes of "tmm1"),
+// Trellis rows (steps 2-3), stored twice: for steps 4-5's first pass (and "tmm1"'s one pass),
 // which read each row's first minimum and its column, as an int2 a row {m1, p}: one 8-byte load
 // (two planes of words took two loads: tmm1 gf32-837-726 -2.3 %, gf32-620-310 -6 %; T-MM -0.6 %;
 // bench/results/h200-nb-tmm1-ab.txt); for T-MM's second pass, which reads all four, as an int4 a row
