@@ -173,3 +173,19 @@ def test_gf_q_block_shapes(name, algorithm, layered, registers, units, blocks):
     shape = nb_shape(algorithm, lay, H200, kern, rows)
     assert (shape.units, shape.blocks_per_sm) == (units, blocks)
     assert nb_shape(algorithm, lay, H200, kern, rows, preset="latency").units >= units   # the most one block holds
+
+
+def test_gf_q_shape_follows_the_l2():
+    """The L2 term alone moves gf32-837-726's tmm1 shape: 4 blocks of 8 rows (57 MB of posteriors)
+    where the L2 is unknown or holds them within three quarters (80 MiB), 2 blocks of 16 rows with
+    the H200's 60 MiB."""
+    import dataclasses
+
+    from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout
+
+    lay = nb_layout(gl.codes.get("gf32-837-726"))
+    rows = int(np.diff(lay.layer_ptr).max())
+    kern = KernelAttributes(registers=64, static_shared=0, local_bytes=0, max_threads=512)
+    shapes = [nb_shape("tmm1", lay, dataclasses.replace(H200, l2_bytes=l2), kern, rows)
+              for l2 in (0, 80 * 2**20, 60 * 2**20)]
+    assert [(s.units, s.blocks_per_sm) for s in shapes] == [(8, 4), (8, 4), (16, 2)]

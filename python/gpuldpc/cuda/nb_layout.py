@@ -182,8 +182,9 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
     only, bench/results/h200-nb-shapes.txt): gf32-837-726 2 x 16 rows (28 MB of posteriors) 815
     Mb/s against 777 for 4 x 8 rows (57 MB, 90 % of the L2), through ``gl.Decoder`` 834 against
     787; gf32-620-310 (rows of 6 edges) 4 x 8 rows (42 MB, 67 %) 334 against 323 for 2 x 16 and
-    335 for 8 x 4 (84 MB): the loss depends on the code's rows, 5 % lies between.  Shapes within 1 % of the best score count as equal and
-    the one with the fewest frames in flight (the most rows a block) is taken.  Shapes of more than
+    335 for 8 x 4 (84 MB): the loss depends on the code's rows, 5 % lies between.  Shapes within
+    1 % of the best score count as equal and the one with the fewest frames in flight (the most
+    rows a block) is taken.  Shapes of more than
     ``MAX_FRAMES_PER_SM`` resident frames a multiprocessor count only where no other shape fits: T-MM
     gf32-837-726 with a warp a row and 64 registers scores 32 one-row blocks highest (every block
     busy in every round), and ran 537 Mb/s through the call against 599 / 609 / 607 for 2 / 4 / 8
