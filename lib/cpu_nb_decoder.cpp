@@ -190,41 +190,67 @@ void TwoDeviations(D d, const TrellisRows& t, size_t q, size_t eta, hn::Vec<hn::
   }
 }
 
-// Step 5 of "tmm1" (reference_tmm.py, "Pairs from first minima") for row eta,
-// A_x for x = x1 and x = x2 (per lane: c1, c2) in one pass: the one deviation
-// off x as in TwoDeviations<true> (m2 where p(eta) = x, else m1), then step
-// 4's pairs (m1 at p, distinct columns), a pair allowed where neither column
-// is x (v_x = +inf where p = x: never below a finite best, so skipping it is
-// the reference's strict "<").  Only values are kept (step 6 reads A, not its
-// path), so p2 is not read.
-void FirstMinimaPairs(D d, const TrellisRows& t, size_t q, size_t eta, hn::Vec<hn::RebindToSigned<D>> x1,
-                      hn::Vec<hn::RebindToSigned<D>> x2, hn::Vec<D>& a1, hn::Vec<D>& a2) {
+// Steps 4-5 of "tmm1" (reference_tmm.py, "Pairs from first minima") for row
+// eta in one pass over the pairs (nb_minmax.cu first_minima_pairs): every
+// step-5 pair is one of step 4's (m1 at p, distinct columns), so
+// A_x = min(the row's own best value off x, P_x), P_x the least pair without
+// column x, and P_x of the final path's columns follows the pairs online.  With
+// B the least pair so far (the first of the least, columns {b1, b2}) and P_b1,
+// P_b2, a pair {x, y} of value v < B takes P_x = B where x is neither b1 nor b2
+// (B is the least of the older pairs), else P_b1 or P_b2, and becomes B; any
+// other pair lowers P_b1 (P_b2) where it avoids b1 (b2).  E = B with path
+// {b1, b2} where B < m1(eta) (the row's one deviation comes first in the
+// reference's order), else m1 with path {p, p} and A_p = min(m2, P_p).  The
+// values are minima over the reference's candidate sets, so bit for bit its.
+// Only values of A are kept (step 6 reads A, not its path), so p2 is not read.
+void FirstMinimaPairs(D d, const TrellisRows& t, size_t q, size_t eta, hn::Vec<D>& e,
+                      hn::Vec<hn::RebindToSigned<D>>& c1, hn::Vec<hn::RebindToSigned<D>>& c2, hn::Vec<D>& a1,
+                      hn::Vec<D>& a2) {
   const hn::RebindToSigned<D> di;
   const size_t N = hn::Lanes(d);
-  const auto own = hn::Load(di, t.p + eta * N);
-  const auto m1 = hn::Load(d, t.m1 + eta * N);
-  const auto m2 = hn::Load(d, t.m2 + eta * N);
-  a1 = hn::IfThenElse(hn::RebindMask(d, hn::Eq(own, x1)), m2, m1);
-  a2 = hn::IfThenElse(hn::RebindMask(d, hn::Eq(own, x2)), m2, m1);
+  const auto inf = hn::Set(d, std::numeric_limits<float>::infinity());
+  auto best = inf, p1 = inf, p2 = inf;  // B, P_b1, P_b2
+  auto b1 = hn::Set(di, -1), b2 = b1;
+  const auto without = [&](hn::Vec<decltype(di)> col) {  // P_col where col is b1 or b2, else B
+    return hn::IfThenElse(hn::RebindMask(d, hn::Eq(col, b1)), p1,
+                          hn::IfThenElse(hn::RebindMask(d, hn::Eq(col, b2)), p2, best));
+  };
   for (size_t e1 = 1; e1 < q; ++e1) {
     const size_t e2 = eta ^ e1;
     if (e1 >= e2) continue;
     const auto col1 = hn::Load(di, t.p + e1 * N);
     const auto col2 = hn::Load(di, t.p + e2 * N);
-    const auto cand = hn::Max(hn::Load(d, t.m1 + e1 * N), hn::Load(d, t.m1 + e2 * N));
-    const auto apart = hn::Ne(col1, col2);
-    const auto off1 = hn::And(apart, hn::And(hn::Ne(col1, x1), hn::Ne(col2, x1)));
-    const auto off2 = hn::And(apart, hn::And(hn::Ne(col1, x2), hn::Ne(col2, x2)));
-    a1 = hn::IfThenElse(hn::And(hn::Lt(cand, a1), hn::RebindMask(d, off1)), cand, a1);
-    a2 = hn::IfThenElse(hn::And(hn::Lt(cand, a2), hn::RebindMask(d, off2)), cand, a2);
+    const auto cand = hn::IfThenElse(hn::RebindMask(d, hn::Ne(col1, col2)),
+                                     hn::Max(hn::Load(d, t.m1 + e1 * N), hn::Load(d, t.m1 + e2 * N)), inf);
+    const auto better = hn::Lt(cand, best);
+    const auto on1 = hn::RebindMask(d, hn::Or(hn::Eq(col1, b1), hn::Eq(col2, b1)));
+    const auto on2 = hn::RebindMask(d, hn::Or(hn::Eq(col1, b2), hn::Eq(col2, b2)));
+    const auto next1 = hn::IfThenElse(better, without(col1), hn::IfThenElse(on1, p1, hn::Min(p1, cand)));
+    const auto next2 = hn::IfThenElse(better, without(col2), hn::IfThenElse(on2, p2, hn::Min(p2, cand)));
+    p1 = next1;
+    p2 = next2;
+    b1 = hn::IfThenElse(hn::RebindMask(di, better), col1, b1);
+    b2 = hn::IfThenElse(hn::RebindMask(di, better), col2, b2);
+    best = hn::Min(best, cand);
   }
+  const auto own = hn::Load(di, t.p + eta * N);
+  const auto m1 = hn::Load(d, t.m1 + eta * N);
+  const auto m2 = hn::Load(d, t.m2 + eta * N);
+  const auto pair = hn::Lt(best, m1);
+  const auto ipair = hn::RebindMask(di, pair);
+  const auto without_p = without(own);
+  e = hn::IfThenElse(pair, best, m1);
+  c1 = hn::IfThenElse(ipair, b1, own);
+  c2 = hn::IfThenElse(ipair, b2, own);
+  a1 = hn::Min(hn::IfThenElse(hn::RebindMask(d, hn::Eq(own, c1)), m2, m1), hn::IfThenElse(pair, p1, without_p));
+  a2 = hn::Min(hn::IfThenElse(hn::RebindMask(d, hn::Eq(own, c2)), m2, m1), hn::IfThenElse(pair, p2, without_p));
 }
 
 // One check row by the trellis Min-Max rule (reference_tmm.py steps 1-7, the
 // equations in cpu_nb_decoder.hpp), every lane its own frame: the hard
 // decisions z_i differ from lane to lane, so the moves into and out of the
 // delta domain are gathers; the trellis rows eta are the same for every lane.
-// kFirstMinimaPairs ("tmm1"): step 5 by FirstMinimaPairs, and steps 1-3 do
+// kFirstMinimaPairs ("tmm1"): steps 4-5 by FirstMinimaPairs, and steps 1-3 do
 // not track p2 (nothing reads it).
 template <bool kLayered, bool kFirstMinimaPairs>
 void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_t dc,
@@ -292,13 +318,12 @@ void TrellisRow(D d, const NbCheckRows& code, float alpha, uint32_t begin, size_
   }
   const TrellisRows rows{m1, p, m2, p2};
   for (size_t eta = 1; eta < q; ++eta) {  // steps 4-5: E and its path, A_c1, A_c2
-    auto e = inf;
+    auto e = inf, a1 = inf, a2 = inf;
     auto c1 = hn::Zero(di), c2 = c1, unused1 = c1, unused2 = c1;
-    TwoDeviations<false>(d, rows, q, eta, c1, e, c1, c2);
-    auto a1 = inf, a2 = inf;
     if constexpr (kFirstMinimaPairs) {
-      FirstMinimaPairs(d, rows, q, eta, c1, c2, a1, a2);
+      FirstMinimaPairs(d, rows, q, eta, e, c1, c2, a1, a2);
     } else {
+      TwoDeviations<false>(d, rows, q, eta, c1, e, c1, c2);
       TwoDeviations<true>(d, rows, q, eta, c1, a1, unused1, unused2);
       TwoDeviations<true>(d, rows, q, eta, c2, a2, unused1, unused2);
     }
