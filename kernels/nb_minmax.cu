@@ -231,9 +231,10 @@ __device__ __forceinline__ int pair_low(int eta, int j)
 }
 
 // Steps 4-5 for K rows eta of one thread at once (independent chains): E with its path {c1, c2}
-// (each candidate two word gathers: m1 and the columns; m2 is not used), then A_c1 and A_c2 in one
-// pass (three);
-// candidates in the reference's order, a later one taken only when strictly smaller.
+// (each candidate one int2 gather a row: m1 and its column; m2 is not used), then A_c1 and A_c2 in
+// one pass (an int4 a row); candidates in the reference's order, a later one taken only when strictly
+// smaller.  The first pass is first_minima_pair_loop's loop unrolled by 4; through that function
+// (unroll 8) T-MM ran 1-3.5 % slower (bench/results/h200-nb-s27-ab.txt, v6).
 template <int Q, int K>
 __device__ __forceinline__ void two_deviations(const int2* __restrict__ heads, const int4* __restrict__ rows,
                                                const int (&eta)[K], float (&e)[K],

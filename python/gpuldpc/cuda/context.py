@@ -84,7 +84,7 @@ class DeviceContext:
             shared_per_block_optin=attr(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
             max_blocks_per_sm=(attr(a.MAX_BLOCKS_PER_MULTIPROCESSOR)
                                if hasattr(a, "MAX_BLOCKS_PER_MULTIPROCESSOR") else 32),
-            l2_bytes=attr(a.L2_CACHE_SIZE) if hasattr(a, "L2_CACHE_SIZE") else 0,
+            l2_bytes=attr(a.L2_CACHE_SIZE),
         )
         self.unified = bool(attr(a.UNIFIED_ADDRESSING))     # host memory readable by address in kernels
         self._active = _Active(self.lock, self.context)
