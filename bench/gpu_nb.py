@@ -73,7 +73,8 @@ def row(code, dec, frames, seconds, *, api, input, kernel_s=None, kernel_frames=
              kernel_info_gbps=info * kernel_frames / kernel_s / 1e9 if kernel_s else None,
              fer=fer, ebn0_db=ebn0, units=dec.shape.units, threads=dec.shape.threads,
              blocks_per_sm=dec.shape.blocks_per_sm, chunk_frames=dec.chunk_frames,
-             registers=dec.kernel_attributes.registers)
+             registers=dec.kernel_attributes.registers,
+             shapes_timed={str(u): info * rate / 1e6 for u, rate in dec.tuning.items()} if dec.tuning else None)
     r.update(extra)
     return r
 
@@ -251,6 +252,12 @@ def render(doc) -> str:
                      f"{'y' if r['early_stop'] else 'n':>2s} {inp:6s} {r['frames_per_batch']:6d} "
                      f"{r['coded_gbps'] * 1e3:10.1f} {r['info_gbps'] * 1e3:9.1f} {k} {r['latency_us']:9.1f} "
                      f"{fer} {p}  {r['paper'] or ''}")
+    lines.append("shapes timed when the decoder was made (gpuldpc.cuda.nb_autotune; rows a block: info Mb/s of one "
+                 "wave, kernel only; * kept):")
+    for r in doc["rows"]:
+        if r.get("shapes_timed"):
+            lines.append(f"  {r['code']:15s} {r['algorithm']:7s} {r['schedule']:8s} " + ", ".join(
+                f"{u}{'*' if int(u) == r['units'] else ''}: {mbps:.0f}" for u, mbps in r["shapes_timed"].items()))
     for key, points in notes["units_sweep"].items():
         lines.append(f"units sweep {key}: " + ", ".join(
             f"{p['units']}: {p['kernel_info_mbps']:.0f}" if "kernel_info_mbps" in p else f"{p['units']}: -"

@@ -189,3 +189,65 @@ def test_gf_q_shape_follows_the_l2():
     shapes = [nb_shape("tmm1", lay, dataclasses.replace(H200, l2_bytes=l2), kern, rows)
               for l2 in (0, 80 * 2**20, 60 * 2**20)]
     assert [(s.units, s.blocks_per_sm) for s in shapes] == [(8, 4), (8, 4), (16, 2)]
+
+
+@pytest.mark.parametrize("name, algorithm, registers, measured_best", [
+    ("gf32-837-726", "mmma", 64, 4),     # bench/results/h200-nb-shapes.txt: 4 rows 224.2 Mb/s, the model's 11 213.7
+    ("gf64-1512-1325", "mmma", 64, 4),   # 4 rows 125.2, the model's 3 115.9
+    ("gf32-837-726", "tmm1", 64, 16),    # the model's first is the fastest measured
+])
+def test_gf_q_ranked_shapes_hold_the_fastest_measured(name, algorithm, registers, measured_best):
+    """ranked_shapes on the H200's limits: launch_shape's shape first, distinct shapes, and among the
+    first nb_autotune.CANDIDATES (the shapes a decoder times) the one measured fastest on the H200;
+    a forced ``units`` or the latency preset give one shape."""
+    from gpuldpc.cuda import nb_autotune
+    from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout, ranked_shapes
+
+    lay = nb_layout(gl.codes.get(name))
+    rows = int(np.diff(lay.layer_ptr).max())
+    kern = KernelAttributes(registers=registers, static_shared=0, local_bytes=0, max_threads=512)
+    ranked = ranked_shapes(algorithm, lay, H200, kern, rows)
+    assert ranked[0] == nb_shape(algorithm, lay, H200, kern, rows)
+    assert len({s.units for s in ranked}) == len(ranked) > nb_autotune.CANDIDATES
+    assert measured_best in [s.units for s in ranked[:nb_autotune.CANDIDATES]]
+    assert [s.units for s in ranked_shapes(algorithm, lay, H200, kern, rows, units=2)] == [2]
+    assert len(ranked_shapes(algorithm, lay, H200, kern, rows, preset="latency")) == 1
+
+
+def test_gf_q_fastest_shape_by_its_best_round():
+    """nb_autotune.fastest: one untimed launch of the model's first shape, then ROUNDS alternated
+    rounds; a shape's rate from its best round; the model's first unless another beats it by more
+    than SAME."""
+    from gpuldpc.cuda import nb_autotune
+    from gpuldpc.cuda.nb_layout import NbShape
+
+    shapes = [NbShape(units, 32 * units, 1024, blocks) for units, blocks in ((11, 2), (3, 7), (4, 5))]
+    calls = []
+
+    def run(seconds):
+        def seconds_of(shape):
+            calls.append(shape.units)
+            frames = 132 * shape.blocks_per_sm
+            times = seconds[shape.units]
+            return frames, times[sum(1 for u in calls if u == shape.units) % len(times)]
+        return seconds_of
+
+    # frames a wave: 264, 924, 660; per frame: 11 rows 1e-5 s, 3 rows 1.1e-5 (one round disturbed), 4 rows 0.95e-5
+    pick, rates = nb_autotune.fastest(shapes, run({11: [2.64e-3], 3: [2e-2, 1.0164e-2], 4: [6.27e-3]}))
+    assert calls == [11] + [11, 3, 4] * nb_autotune.ROUNDS
+    assert pick.units == 4 and rates[4] == pytest.approx(660 / 6.27e-3) and rates[3] == pytest.approx(924 / 1.0164e-2)
+    # 4 rows only 1 % faster than the model's first: kept the first
+    calls.clear()
+    pick, _ = nb_autotune.fastest(shapes, run({11: [2.64e-3], 3: [1.0164e-2], 4: [660 * 1e-5 / 1.01]}))
+    assert pick.units == 11
+
+
+def test_gf_q_autotune_switch(monkeypatch):
+    from gpuldpc.cuda import nb_autotune
+
+    monkeypatch.delenv(nb_autotune.ENV, raising=False)
+    assert nb_autotune.enabled()
+    monkeypatch.setenv(nb_autotune.ENV, "0")
+    assert not nb_autotune.enabled()
+    monkeypatch.setenv(nb_autotune.ENV, "1")
+    assert nb_autotune.enabled()

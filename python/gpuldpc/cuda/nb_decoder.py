@@ -25,7 +25,8 @@ across calls, ``streams`` streams per device each owning its buffers, issued
 depth-first (copy in, kernel, copy out), ``submit``/``result``, several GPUs
 (``devices``), device-resident input (``decode_device``).  This module gives it
 the per-device plan: the kernel, the tables and the block shape from the device's
-limits and the kernel's registers (:func:`.nb_layout.launch_shape`).
+limits and the kernel's registers (:func:`.nb_layout.ranked_shapes`), the model's first
+few shapes timed on the device (:mod:`.nb_autotune`).
 
 Outputs are a :class:`~gpuldpc.result.DecodeResult` with the symbols (element
 integers) in ``bits``, the information symbols in ``info``, iterations and syndrome
@@ -43,7 +44,8 @@ from .driver import PackedLaunch, driver
 from .engine import GpuDecoder
 from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
-from .nb_layout import launch_shape, nb_layout
+from . import nb_autotune
+from .nb_layout import nb_layout, ranked_shapes
 
 ALGORITHMS = ("minmax", "mmma", "tmm", "tmm1", "fft-spa")
 SCHEDULES = ("layered", "flooding")
@@ -70,7 +72,7 @@ def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
 
 class _NbPlan:
     """The GF(q) kernel on one device (the stream engine's plan, :mod:`.engine`): entry
-    point, GF tables and index tables, block shape (:func:`.nb_layout.launch_shape`).
+    point, GF tables and index tables, block shape (:func:`.nb_layout.ranked_shapes`, :mod:`.nb_autotune`).
 
     Scratch of a stream, per frame (float32): posteriors ``L``/``T``/``Pch`` [n, q], the
     flooding Min-Max channel copy [n, q], messages ``R`` [E, q] (FFT-SPA keeps two copies).
@@ -80,6 +82,7 @@ class _NbPlan:
         drv = driver()
         lay = dec.layout
         self.dec, self.name = weakref.proxy(dec), dec.kernel   # weak: the decoder owns the plan (no cycle)
+        self.sm_count = ctx.limits.sm_count
         self.fft = dec.algorithm == "fft-spa"
         # latency preset, Min-Max flooding: one frame over many multiprocessors (nb_frame.py)
         self.frame = (NbFrameKernel(ctx, lay, dec.algorithm, dec.schedule, dec.max_iterations, dec.early_stop)
@@ -89,19 +92,13 @@ class _NbPlan:
             self.name = f"nb_frame_q{lay.q}"
         self.func = ctx.function(dec.module, dec.kernel)
         self.attributes = ctx.kernel_attributes(self.func)
-        self.shape = launch_shape(dec.algorithm, lay, ctx.limits, self.attributes, dec.rows_at_once, dec.units,
-                                  dec.preset)
-        self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shape.shared)
         self.func.prepare(_FFTSPA_ARGS if self.fft else _MINMAX_ARGS)
-        self._launch = PackedLaunch(self.func, self.shape.threads, self.shape.shared)
         self.tables = {name: drv.to_device(np.ascontiguousarray(getattr(lay, name)))
                        for name in ("exp", "log", "row_ptr", "edge_col", "edge_h", "vn_ptr", "vn_edge",
                                     "edge_other")}
         self.tables["group_ptr"] = drv.to_device(dec.groups[0])
         self.tables["group_rows"] = drv.to_device(dec.groups[1])
         self.bits_width = lay.n
-        self.frames_per_wave = (self.frame.frames_per_launch_hint if self.frame is not None
-                                else ctx.limits.sm_count * self.shape.blocks_per_sm)
         self.default_streams = 1 if dec.preset == "latency" else 2
         # bit LLRs are read q times each by the conversion: in place over PCIe they would
         # cost more than the copy, so the GF(q) kernels always read device copies; the
@@ -112,6 +109,66 @@ class _NbPlan:
         self.channel_copy = dec.schedule == "flooding" and not self.fft
         self.nq = lay.n * lay.q
         self.soft_width = self.nq if dec.soft_output else 0    # posterior costs a frame (engine)
+        shapes = ranked_shapes(dec.algorithm, lay, ctx.limits, self.attributes, dec.rows_at_once, dec.units,
+                               dec.preset)
+        self.tuning = None          # {units: frames a second} where the shape was measured (.nb_autotune)
+        if len(shapes) > 1 and nb_autotune.enabled():
+            shapes = shapes[:nb_autotune.CANDIDATES]
+            key = (ctx.id, ctx.name, dec.kernel, lay.n, lay.m, lay.edge_col.tobytes(), lay.edge_h.tobytes(),
+                   dec.schedule, dec.max_iterations, dec.soft_output)
+            if key not in nb_autotune.measured:
+                pick, rates = self._measure(ctx, shapes)
+                nb_autotune.measured[key] = (pick.units, rates)
+            units, rates = nb_autotune.measured[key]
+            self.tuning = rates or None
+            shapes = [shape for shape in shapes if shape.units == units]
+        self._use(shapes[0])
+
+    def _use(self, shape):
+        """Launch in ``shape`` from now on."""
+        self.shape = shape
+        self.func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared)
+        self._launch = PackedLaunch(self.func, shape.threads, shape.shared)
+        self.frames_per_wave = (self.frame.frames_per_launch_hint if self.frame is not None
+                                else self.sm_count * shape.blocks_per_sm)
+
+    def _measure(self, ctx, shapes):
+        """:func:`.nb_autotune.fastest` of ``shapes``, each timed on one wave of its own
+        (``sm_count x blocks`` frames) of noise bit LLRs in device memory; the model's first and
+        nothing timed where fewer than two waves fit in an eighth of the free device memory."""
+        drv = driver()
+        lay = self.dec.layout
+        wave = {shape.units: ctx.limits.sm_count * shape.blocks_per_sm for shape in shapes}
+        per_frame = self.scratch_bytes(1) + self.frame_bytes("bits") + lay.n + 5 + 4 * self.soft_width
+        fit = [shape for shape in shapes if wave[shape.units] * per_frame <= ctx.free_memory() // 8]
+        if len(fit) < 2 or fit[0] is not shapes[0]:
+            return shapes[0], {}
+        frames = max(wave[shape.units] for shape in fit)
+        noise = np.random.default_rng(0).normal(0.0, 2.0, (64, lay.n * lay.bits_per_symbol)).astype(np.float32)
+        dev_in = drv.mem_alloc(frames * noise[0].nbytes)
+        for row in range(0, frames, 64):
+            drv.memcpy_htod(int(dev_in) + row * noise[0].nbytes, noise[:min(64, frames - row)])
+        iters_at = (frames * lay.n + 15) & ~15                      # symbols, iterations, flags, soft output
+        soft_at = (iters_at + 5 * frames + 15) & ~15
+        outputs = drv.mem_alloc(soft_at + 4 * frames * self.soft_width)
+        base = int(outputs)
+        out = (base, base + iters_at, base + iters_at + 4 * frames, base + soft_at if self.soft_width else 0)
+        scratch = drv.mem_alloc(self.scratch_bytes(frames))
+        stream, start, stop = drv.Stream(), drv.Event(), drv.Event()
+
+        def seconds_of(shape):
+            self._use(shape)
+            start.record(stream)
+            self.launch(stream, wave[shape.units], dev_in, "bits", out, scratch, frames)
+            stop.record(stream)
+            stop.synchronize()
+            return wave[shape.units], stop.time_since(start) * 1e-3
+
+        try:
+            return nb_autotune.fastest(fit, seconds_of)
+        finally:
+            for buffer in (dev_in, outputs, scratch):
+                buffer.free()
 
     def resident(self, slot):
         """The one-frame kernel kept running for the slot's lone frames of bit LLRs (latency
@@ -183,7 +240,9 @@ class NbCudaDecoder(GpuDecoder):
         Frames per launch per stream; None: two waves of resident blocks (one for
         ``latency``), at most an eighth of the free device memory per stream.
     units : int or None
-        Check rows per block at once (Min-Max workers / FFT-SPA groups); None: from ``preset``.
+        Check rows per block at once (Min-Max workers / FFT-SPA groups); None: from ``preset``
+        (``throughput``: the fastest of the model's first shapes, timed on the device when the
+        decoder is made, :mod:`.nb_autotune`; ``tuning`` says what was measured).
     preset : {"throughput", "latency"}
         Block shape keeping the most rows in flight per multiprocessor, or the most rows
         per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
@@ -252,6 +311,13 @@ class NbCudaDecoder(GpuDecoder):
     def shape(self):
         """Block shape on the first device."""
         return self.engines[0].plan.shape
+
+    @property
+    def tuning(self):
+        """{rows a block: frames a second} of the shapes timed on the first device when the decoder
+        was made (:mod:`.nb_autotune`; ``shape.units`` is the one kept), or None where the shape
+        was not measured (``units`` given, ``preset="latency"``, ``GPULDPC_NB_AUTOTUNE=0``)."""
+        return self.engines[0].plan.tuning
 
     @property
     def kernel_attributes(self):

@@ -161,7 +161,15 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
 
 def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: int,
                  units: int | None = None, preset: str = "throughput") -> NbShape:
-    """The block shape keeping the most check rows busy per multiprocessor.
+    """The block shape keeping the most check rows busy per multiprocessor: the first of
+    :func:`ranked_shapes`."""
+    return ranked_shapes(algorithm, layout, limits, kern, rows_at_once, units, preset)[0]
+
+
+def ranked_shapes(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: int,
+                  units: int | None = None, preset: str = "throughput") -> list[NbShape]:
+    """The admissible block shapes, the model's best first (its score below); with ``units``
+    or ``preset="latency"`` the one shape asked for.
 
     ``limits``/``kern``: :class:`~.tuning.DeviceLimits` and the kernel's
     :class:`~.tuning.KernelAttributes`; ``rows_at_once``: rows that may run in parallel
@@ -184,7 +192,7 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
     787; gf32-620-310 (rows of 6 edges) 4 x 8 rows (42 MB, 67 %) 334 against 323 for 2 x 16 and
     335 for 8 x 4 (84 MB): the loss depends on the code's rows, 5 % lies between.  Shapes within
     1 % of the best score count as equal and the one with the fewest frames in flight (the most
-    rows a block) is taken.  Shapes of more than
+    rows a block) comes first.  Shapes of more than
     ``MAX_FRAMES_PER_SM`` resident frames a multiprocessor count only where no other shape fits: T-MM
     gf32-837-726 with a warp a row and 64 registers scores 32 one-row blocks highest (every block
     busy in every round), and ran 537 Mb/s through the call against 599 / 609 / 607 for 2 / 4 / 8
@@ -223,4 +231,6 @@ def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: i
             (scored if blocks <= MAX_FRAMES_PER_SM else crowded).append((score, shape))
     scored = scored or crowded
     top = max(score for score, _ in scored)
-    return [shape for score, shape in scored if score >= 0.99 * top][-1]   # the most rows a block
+    tied = sorted((shape for score, shape in scored if score >= 0.99 * top), key=lambda shape: -shape.units)
+    rest = [shape for score, shape in sorted(scored, key=lambda s: -s[0]) if score < 0.99 * top]
+    return tied + rest
