@@ -252,8 +252,8 @@ def render(doc) -> str:
                      f"{'y' if r['early_stop'] else 'n':>2s} {inp:6s} {r['frames_per_batch']:6d} "
                      f"{r['coded_gbps'] * 1e3:10.1f} {r['info_gbps'] * 1e3:9.1f} {k} {r['latency_us']:9.1f} "
                      f"{fer} {p}  {r['paper'] or ''}")
-    lines.append("shapes timed when the decoder was made (gpuldpc.cuda.nb_autotune; rows a block: info Mb/s of one "
-                 "wave, kernel only; * kept):")
+    lines.append("shapes timed when the decoder was made (gpuldpc.cuda.autotune; rows a block: info Mb/s of two "
+                 "waves, kernel only; * kept):")
     for r in doc["rows"]:
         if r.get("shapes_timed"):
             lines.append(f"  {r['code']:15s} {r['algorithm']:7s} {r['schedule']:8s} " + ", ".join(

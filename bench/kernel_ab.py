@@ -5,6 +5,9 @@ processes, each loading its fatbins from its own ``GPULDPC_KERNEL_DIR``, the sam
     python bench/kernel_ab.py --variant B=.gpukernels-base --variant P=.gpukernels --rounds 2 \\
         --out $OUT --name h200-binary16-alu-ab
 
+A variant may also set environment variables after its folder, ``NAME=FOLDER@VAR=VALUE@...``
+(e.g. ``model=.gpukernels@GPULDPC_AUTOTUNE=0``: the same build without measured launch shapes).
+
 Each process measures, binary16 messages (``precision="float16"``), layered NMS, 10 it., no
 early stop, WiMAX 2304 r1/2 and WiFi 1944 r1/2:
 
@@ -107,9 +110,13 @@ def child(frames, reps, nr=()):
             fer = float((np.unpackbits(dec.decode(src).bits, axis=1, count=code.n) != cw).any(axis=1).mean())
             t = median_time(lambda: dec.decode(src), reps)
             low = dec._impl.decoder
+            plan = low.engines[0].plan
             rows.append(dict(code=name, api="gl.Decoder", input=f"pinned {llr_dtype}, packed bits", frames=batch,
                              coded_gbps=code.n * batch / t / 1e9, fer=fer,
-                             kernel_gbps=kernel_gbps(low, low.engines[0].chunk)))
+                             kernel_gbps=kernel_gbps(low, low.engines[0].chunk),
+                             frames_per_block=plan.shape.frames_per_block,
+                             shapes_timed={str(f): code.n * r / 1e9 for f, r in plan.tuning.items()} if plan.tuning
+                             else None))
             dec.close()
         digests[name] = digest(code)
     for k, e in nr:
@@ -134,6 +141,10 @@ def format_table(doc):
             kern = f"  (kernel only {r['kernel_gbps']:.1f})" if r.get("kernel_gbps") else ""
             if r.get("info_gbps"):
                 kern += f"  info {r['info_gbps']:.2f} Gb/s"
+            if r.get("frames_per_block"):
+                kern += f"  {r['frames_per_block']} frames a block"
+            if r.get("shapes_timed"):
+                kern += " (timed: " + ", ".join(f"{f}: {g:.1f}" for f, g in r["shapes_timed"].items()) + " Gb/s)"
             lines.append(f"{p['variant']}{p['round']}  {r['code']:<15} {r['api']:<52} {r['input']:<26} "
                          f"{r['coded_gbps']:6.2f} Gb/s{kern}")
         lines.append(f"{p['variant']}{p['round']}  digests {p['digests']}")
@@ -144,7 +155,8 @@ def format_table(doc):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--variant", action="append", default=[], help="NAME=kernel folder (two or more)")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="NAME=kernel folder[@VAR=VALUE...] (two or more)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--frames", type=int, default=131072, help="frames of the kernel-only launch")
     ap.add_argument("--reps", type=int, default=10)
@@ -161,8 +173,10 @@ def main(argv=None):
         ap.error("give two or more --variant NAME=folder")
     processes = []
     for rnd in range(1, args.rounds + 1):
-        for name, folder in variants.items():
-            env = dict(os.environ, GPULDPC_KERNEL_DIR=os.path.abspath(folder))
+        for name, spec in variants.items():
+            folder, *settings = spec.split("@")
+            env = dict(os.environ, GPULDPC_KERNEL_DIR=os.path.abspath(folder),
+                       **dict(v.split("=", 1) for v in settings))
             out = subprocess.run([sys.executable, __file__, "--child", "--frames", str(args.frames),
                                   "--reps", str(args.reps)] + [f"--nr={b}" for b in args.nr],
                                  env=env, capture_output=True, text=True)

@@ -198,9 +198,9 @@ def test_gf_q_shape_follows_the_l2():
 ])
 def test_gf_q_ranked_shapes_hold_the_fastest_measured(name, algorithm, registers, measured_best):
     """ranked_shapes on the H200's limits: launch_shape's shape first, distinct shapes, and among the
-    first nb_autotune.CANDIDATES (the shapes a decoder times) the one measured fastest on the H200;
+    first autotune.CANDIDATES (the shapes a decoder times) the one measured fastest on the H200;
     a forced ``units`` or the latency preset give one shape."""
-    from gpuldpc.cuda import nb_autotune
+    from gpuldpc.cuda import autotune
     from gpuldpc.cuda.nb_layout import launch_shape as nb_shape, nb_layout, ranked_shapes
 
     lay = nb_layout(gl.codes.get(name))
@@ -208,17 +208,17 @@ def test_gf_q_ranked_shapes_hold_the_fastest_measured(name, algorithm, registers
     kern = KernelAttributes(registers=registers, static_shared=0, local_bytes=0, max_threads=512)
     ranked = ranked_shapes(algorithm, lay, H200, kern, rows)
     assert ranked[0] == nb_shape(algorithm, lay, H200, kern, rows)
-    assert len({s.units for s in ranked}) == len(ranked) > nb_autotune.CANDIDATES
-    assert measured_best in [s.units for s in ranked[:nb_autotune.CANDIDATES]]
+    assert len({s.units for s in ranked}) == len(ranked) > autotune.CANDIDATES
+    assert measured_best in [s.units for s in ranked[:autotune.CANDIDATES]]
     assert [s.units for s in ranked_shapes(algorithm, lay, H200, kern, rows, units=2)] == [2]
     assert len(ranked_shapes(algorithm, lay, H200, kern, rows, preset="latency")) == 1
 
 
-def test_gf_q_fastest_shape_by_its_best_round():
-    """nb_autotune.fastest: one untimed launch of the model's first shape, then ROUNDS alternated
+def test_fastest_shape_by_its_best_round():
+    """autotune.fastest: one untimed launch of the model's first shape, then ROUNDS alternated
     rounds; a shape's rate from its best round; the model's first unless another beats it by more
     than SAME."""
-    from gpuldpc.cuda import nb_autotune
+    from gpuldpc.cuda import autotune
     from gpuldpc.cuda.nb_layout import NbShape
 
     shapes = [NbShape(units, 32 * units, 1024, blocks) for units, blocks in ((11, 2), (3, 7), (4, 5))]
@@ -232,22 +232,49 @@ def test_gf_q_fastest_shape_by_its_best_round():
             return frames, times[sum(1 for u in calls if u == shape.units) % len(times)]
         return seconds_of
 
-    # frames a wave: 264, 924, 660; per frame: 11 rows 1e-5 s, 3 rows 1.1e-5 (one round disturbed), 4 rows 0.95e-5
-    pick, rates = nb_autotune.fastest(shapes, run({11: [2.64e-3], 3: [2e-2, 1.0164e-2], 4: [6.27e-3]}))
-    assert calls == [11] + [11, 3, 4] * nb_autotune.ROUNDS
-    assert pick.units == 4 and rates[4] == pytest.approx(660 / 6.27e-3) and rates[3] == pytest.approx(924 / 1.0164e-2)
-    # 4 rows only 1 % faster than the model's first: kept the first
+    # frames: 264, 924, 660; seconds a frame: 11 rows 1e-5, 3 rows 1.1e-5 (one round disturbed), 4 rows 0.95e-5
+    pick, rates = autotune.fastest(shapes, run({11: [2.64e-3], 3: [2e-2, 1.0164e-2], 4: [6.27e-3]}))
+    assert calls == [11] + [11, 3, 4] * autotune.ROUNDS
+    assert pick == shapes[2]
+    assert rates[shapes[2]] == pytest.approx(660 / 6.27e-3) and rates[shapes[1]] == pytest.approx(924 / 1.0164e-2)
+    # 4 rows only 1 % faster than the model's first: the first is kept
     calls.clear()
-    pick, _ = nb_autotune.fastest(shapes, run({11: [2.64e-3], 3: [1.0164e-2], 4: [660 * 1e-5 / 1.01]}))
-    assert pick.units == 11
+    pick, _ = autotune.fastest(shapes, run({11: [2.64e-3], 3: [1.0164e-2], 4: [660 * 1e-5 / 1.01]}))
+    assert pick == shapes[0]
 
 
-def test_gf_q_autotune_switch(monkeypatch):
-    from gpuldpc.cuda import nb_autotune
+def test_autotune_switch(monkeypatch):
+    from gpuldpc.cuda import autotune
 
-    monkeypatch.delenv(nb_autotune.ENV, raising=False)
-    assert nb_autotune.enabled()
-    monkeypatch.setenv(nb_autotune.ENV, "0")
-    assert not nb_autotune.enabled()
-    monkeypatch.setenv(nb_autotune.ENV, "1")
-    assert nb_autotune.enabled()
+    monkeypatch.delenv(autotune.ENV, raising=False)
+    assert autotune.enabled()
+    monkeypatch.setenv(autotune.ENV, "0")
+    assert not autotune.enabled()
+    monkeypatch.setenv(autotune.ENV, "1")
+    assert autotune.enabled()
+
+
+@pytest.mark.parametrize("name, kernel, registers, measured_best", [
+    ("wimax-2304-1/2", "qc_hs12x7_layered_f32", 64, 4),   # h200-autotune.txt: 4 frames a block 58.4 Gb/s, 2: 56.6
+    ("wifi-1944-1/2", "qc_hs12x8_layered_f32", 64, 6),    # 6 (the model's first) 50.1, 4: 42.9, 12: 43.7
+])
+def test_binary_ranked_shapes_hold_the_fastest_measured(name, kernel, registers, measured_best):
+    """tuning.ranked_shapes on the H200's limits: launch_shape's first, the most useful resident
+    threads first, ties to fewer frames a block, and the fastest measured among the shapes a decoder
+    times; one shape for a forced frames_per_block or the latency preset."""
+    from gpuldpc.cuda import autotune
+    from gpuldpc.cuda.decoder import kernel_pairs
+    from gpuldpc.cuda.tuning import ranked_shapes
+
+    lay = qc_layout(gl.codes.get(name))
+    kern = KernelAttributes(registers=registers, static_shared=0, local_bytes=0, max_threads=512)
+    args = (lay, H200, kern, False)
+    pairs = dict(frames_per_thread=2, row_blocks=kernel_pairs(kernel)[1],
+                 state_bytes=kernel_state_bytes(kernel, lay, 512))
+    ranked = ranked_shapes(*args, **pairs)
+    assert ranked[0] == launch_shape(*args, **pairs)
+    useful = [s.frames_per_block * lay.z * s.blocks_per_sm for s in ranked]
+    assert useful == sorted(useful, reverse=True)
+    assert measured_best in [s.frames_per_block for s in ranked[:autotune.CANDIDATES]]
+    assert [s.frames_per_block for s in ranked_shapes(*args, frames_per_block=8, **pairs)] == [8]
+    assert [s.frames_per_block for s in ranked_shapes(*args, "latency", **pairs)] == [2]

@@ -19,6 +19,7 @@ from ..float16 import check_half_range
 from ..int4 import packed_width
 from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
+from . import autotune
 from .context import CudaError, DeviceContext
 from .driver import PackedLaunch, driver
 from .engine import GpuDecoder
@@ -31,7 +32,7 @@ from .sparse_layout import POSTERIORS, SparseLayout, SparsePlan, needs_sparse, s
 from .stages import HalfSoftPlan, Int4Plan, StagePlan
 from .resident import MAX_FRAMES, ResidentKernel, resident_name
 from .resident import MODULE as RESIDENT_MODULE
-from .tuning import PRESETS, launch_shape
+from .tuning import PRESETS, ranked_shapes
 
 KERNEL_MODULE = "qc_decode"
 # min-sum kernels with compressed rows in registers: (layers, blocks per row) they fit, in the order
@@ -220,18 +221,21 @@ class _QcPlan:
         self.dec, self.name = weakref.proxy(dec), dec.kernel   # weak: the decoder owns the plan (no cycle)
         self.func = ctx.function(KERNEL_MODULE, dec.kernel)
         self.attributes = ctx.kernel_attributes(self.func)
-        self.shape = launch_shape(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
-                                  frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel),
-                                  state_bytes=kernel_state_bytes(dec.kernel, layout, self.attributes.max_threads))
-        _prepare(self.func, _ARG_TYPES, self.shape.shared_bytes)
-        self._launch = PackedLaunch(self.func, self.shape.threads, self.shape.shared_bytes)
+        self.func.prepare(_ARG_TYPES)
         self.edges = drv.to_device(layout.edges)
         self.layer_start = drv.to_device(layout.layer_start)
         self.bits_width = packed_bits.width(dec.code.n) if dec.packed else dec.code.n
         self.soft_width = dec.code.n if dec.soft_output else 0    # posteriors a frame (engine)
         self.msg_words = message_words(dec.kernel, layout)     # a frame (pair) of msg_store
-        self.frames_per_wave = self.shape.frames_per_wave
         self.default_streams = 1 if dec.preset == "latency" else 8
+        shapes = ranked_shapes(layout, ctx.limits, self.attributes, dec.schedule == "flooding", dec.preset,
+                               frames_per_block, kernel_lanes(dec.kernel), *kernel_pairs(dec.kernel),
+                               state_bytes=kernel_state_bytes(dec.kernel, layout, self.attributes.max_threads))
+        key = (dec.kernel, layout.n, layout.z, layout.edges.tobytes(), layout.layer_start.tobytes(),
+               dec.max_iterations, dec.packed, dec.soft_output)
+        shape, rates = autotune.measured_shape(self, ctx, shapes, key, self._noise, "llr")
+        self.tuning = None if rates is None else {s.frames_per_block: rate for s, rate in rates.items()}
+        self.use_shape(shape)
         # latency: the kernel reads the LLRs (one coalesced pass) and writes its results
         # in mapped host memory, no copies (:mod:`.engine`)
         self.mapped_input = self.mapped_output = dec.preset == "latency" and ctx.unified
@@ -240,6 +244,26 @@ class _QcPlan:
                                 and has_resident_copy(dec.kernel, dec.schedule)
                                 and self.shape.frames_per_block == 1 else None)
         self.ctx = ctx
+
+    def use_shape(self, shape):
+        """Launch in ``shape`` from now on."""
+        self.shape = shape
+        if shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
+            self.func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared_bytes)
+        self._launch = PackedLaunch(self.func, shape.threads, shape.shared_bytes)
+        self.frames_per_wave = shape.frames_per_wave
+
+    @staticmethod
+    def wave_frames(shape) -> int:
+        return shape.frames_per_wave
+
+    def _noise(self) -> np.ndarray:
+        """64 frames of noise LLRs in the kernel's input dtype (its name's suffix; :mod:`.autotune`)."""
+        rng = np.random.default_rng(0)
+        shape = (64, self.dec.layout.n)
+        if self.name.endswith("_i8"):                               # int8 (and int4, unpacked to int8)
+            return rng.integers(-20, 21, shape).astype(np.int8)
+        return rng.normal(0.0, 2.0, shape).astype(np.float16 if self.name.endswith("_f16") else np.float32)
 
     def resident(self, slot):
         """The resident kernel serving ``slot``'s chunks of up to :data:`.resident.MAX_FRAMES`

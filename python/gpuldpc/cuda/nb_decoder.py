@@ -26,7 +26,7 @@ depth-first (copy in, kernel, copy out), ``submit``/``result``, several GPUs
 (``devices``), device-resident input (``decode_device``).  This module gives it
 the per-device plan: the kernel, the tables and the block shape from the device's
 limits and the kernel's registers (:func:`.nb_layout.ranked_shapes`), the model's first
-few shapes timed on the device (:mod:`.nb_autotune`).
+few shapes timed on the device (:mod:`.autotune`).
 
 Outputs are a :class:`~gpuldpc.result.DecodeResult` with the symbols (element
 integers) in ``bits``, the information symbols in ``info``, iterations and syndrome
@@ -44,7 +44,7 @@ from .driver import PackedLaunch, driver
 from .engine import GpuDecoder
 from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
-from . import nb_autotune
+from . import autotune
 from .nb_layout import nb_layout, ranked_shapes
 
 ALGORITHMS = ("minmax", "mmma", "tmm", "tmm1", "fft-spa")
@@ -72,7 +72,7 @@ def kernel_name(algorithm: str, q: int) -> tuple[str, str]:
 
 class _NbPlan:
     """The GF(q) kernel on one device (the stream engine's plan, :mod:`.engine`): entry
-    point, GF tables and index tables, block shape (:func:`.nb_layout.ranked_shapes`, :mod:`.nb_autotune`).
+    point, GF tables and index tables, block shape (:func:`.nb_layout.ranked_shapes`, :mod:`.autotune`).
 
     Scratch of a stream, per frame (float32): posteriors ``L``/``T``/``Pch`` [n, q], the
     flooding Min-Max channel copy [n, q], messages ``R`` [E, q] (FFT-SPA keeps two copies).
@@ -111,64 +111,28 @@ class _NbPlan:
         self.soft_width = self.nq if dec.soft_output else 0    # posterior costs a frame (engine)
         shapes = ranked_shapes(dec.algorithm, lay, ctx.limits, self.attributes, dec.rows_at_once, dec.units,
                                dec.preset)
-        self.tuning = None          # {units: frames a second} where the shape was measured (.nb_autotune)
-        if len(shapes) > 1 and nb_autotune.enabled():
-            shapes = shapes[:nb_autotune.CANDIDATES]
-            key = (ctx.id, ctx.name, dec.kernel, lay.n, lay.m, lay.edge_col.tobytes(), lay.edge_h.tobytes(),
-                   dec.schedule, dec.max_iterations, dec.soft_output)
-            if key not in nb_autotune.measured:
-                pick, rates = self._measure(ctx, shapes)
-                nb_autotune.measured[key] = (pick.units, rates)
-            units, rates = nb_autotune.measured[key]
-            self.tuning = rates or None
-            shapes = [shape for shape in shapes if shape.units == units]
-        self._use(shapes[0])
+        key = (dec.kernel, lay.n, lay.m, lay.edge_col.tobytes(), lay.edge_h.tobytes(), dec.schedule,
+               dec.max_iterations, dec.soft_output)
+        shape, rates = autotune.measured_shape(self, ctx, shapes, key, self._noise, "bits")
+        self.tuning = None if rates is None else {s.units: rate for s, rate in rates.items()}
+        self.use_shape(shape)
 
-    def _use(self, shape):
+    def use_shape(self, shape):
         """Launch in ``shape`` from now on."""
         self.shape = shape
         self.func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared)
         self._launch = PackedLaunch(self.func, shape.threads, shape.shared)
         self.frames_per_wave = (self.frame.frames_per_launch_hint if self.frame is not None
-                                else self.sm_count * shape.blocks_per_sm)
+                                else self.wave_frames(shape))
 
-    def _measure(self, ctx, shapes):
-        """:func:`.nb_autotune.fastest` of ``shapes``, each timed on one wave of its own
-        (``sm_count x blocks`` frames) of noise bit LLRs in device memory; the model's first and
-        nothing timed where fewer than two waves fit in an eighth of the free device memory."""
-        drv = driver()
+    def wave_frames(self, shape) -> int:
+        """Frames a launch in ``shape`` keeps resident: a frame a block."""
+        return self.sm_count * shape.blocks_per_sm
+
+    def _noise(self) -> np.ndarray:
+        """64 frames of noise bit LLRs (:mod:`.autotune`)."""
         lay = self.dec.layout
-        wave = {shape.units: ctx.limits.sm_count * shape.blocks_per_sm for shape in shapes}
-        per_frame = self.scratch_bytes(1) + self.frame_bytes("bits") + lay.n + 5 + 4 * self.soft_width
-        fit = [shape for shape in shapes if wave[shape.units] * per_frame <= ctx.free_memory() // 8]
-        if len(fit) < 2 or fit[0] is not shapes[0]:
-            return shapes[0], {}
-        frames = max(wave[shape.units] for shape in fit)
-        noise = np.random.default_rng(0).normal(0.0, 2.0, (64, lay.n * lay.bits_per_symbol)).astype(np.float32)
-        dev_in = drv.mem_alloc(frames * noise[0].nbytes)
-        for row in range(0, frames, 64):
-            drv.memcpy_htod(int(dev_in) + row * noise[0].nbytes, noise[:min(64, frames - row)])
-        iters_at = (frames * lay.n + 15) & ~15                      # symbols, iterations, flags, soft output
-        soft_at = (iters_at + 5 * frames + 15) & ~15
-        outputs = drv.mem_alloc(soft_at + 4 * frames * self.soft_width)
-        base = int(outputs)
-        out = (base, base + iters_at, base + iters_at + 4 * frames, base + soft_at if self.soft_width else 0)
-        scratch = drv.mem_alloc(self.scratch_bytes(frames))
-        stream, start, stop = drv.Stream(), drv.Event(), drv.Event()
-
-        def seconds_of(shape):
-            self._use(shape)
-            start.record(stream)
-            self.launch(stream, wave[shape.units], dev_in, "bits", out, scratch, frames)
-            stop.record(stream)
-            stop.synchronize()
-            return wave[shape.units], stop.time_since(start) * 1e-3
-
-        try:
-            return nb_autotune.fastest(fit, seconds_of)
-        finally:
-            for buffer in (dev_in, outputs, scratch):
-                buffer.free()
+        return np.random.default_rng(0).normal(0.0, 2.0, (64, lay.n * lay.bits_per_symbol)).astype(np.float32)
 
     def resident(self, slot):
         """The one-frame kernel kept running for the slot's lone frames of bit LLRs (latency
@@ -242,7 +206,7 @@ class NbCudaDecoder(GpuDecoder):
     units : int or None
         Check rows per block at once (Min-Max workers / FFT-SPA groups); None: from ``preset``
         (``throughput``: the fastest of the model's first shapes, timed on the device when the
-        decoder is made, :mod:`.nb_autotune`; ``tuning`` says what was measured).
+        decoder is made, :mod:`.autotune`; ``tuning`` says what was measured).
     preset : {"throughput", "latency"}
         Block shape keeping the most rows in flight per multiprocessor, or the most rows
         per block (:func:`.nb_layout.launch_shape`); ``latency`` with Min-Max flooding runs
@@ -315,8 +279,8 @@ class NbCudaDecoder(GpuDecoder):
     @property
     def tuning(self):
         """{rows a block: frames a second} of the shapes timed on the first device when the decoder
-        was made (:mod:`.nb_autotune`; ``shape.units`` is the one kept), or None where the shape
-        was not measured (``units`` given, ``preset="latency"``, ``GPULDPC_NB_AUTOTUNE=0``)."""
+        was made (:mod:`.autotune`; ``shape.units`` is the one kept), or None where the shape
+        was not measured (``units`` given, ``preset="latency"``, ``GPULDPC_AUTOTUNE=0``)."""
         return self.engines[0].plan.tuning
 
     @property

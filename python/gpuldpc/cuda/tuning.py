@@ -134,9 +134,20 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
                  preset: str = "throughput", frames_per_block: int | None = None,
                  lanes: int = 1, frames_per_thread: int = 1, row_blocks: int = 0,
                  state_bytes: int = 0) -> LaunchShape:
-    """Frames per block and the resulting block shape (paper 001 IV-D, see module docstring);
-    ``kern.max_threads`` is the kernel's ``__launch_bounds__``; frames per block are a
-    multiple of ``frames_per_thread``; ``row_blocks``, ``state_bytes``: see :func:`shared_bytes`."""
+    """Frames per block and the resulting block shape (paper 001 IV-D, see module docstring):
+    the first of :func:`ranked_shapes`."""
+    return ranked_shapes(layout, dev, kern, flooding, preset, frames_per_block, lanes, frames_per_thread,
+                         row_blocks, state_bytes)[0]
+
+
+def ranked_shapes(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bool,
+                  preset: str = "throughput", frames_per_block: int | None = None,
+                  lanes: int = 1, frames_per_thread: int = 1, row_blocks: int = 0,
+                  state_bytes: int = 0) -> list[LaunchShape]:
+    """The shapes that fit, best first: the most useful resident threads per SM, ties to fewer
+    frames per block; ``frames_per_block`` or ``preset="latency"`` (one frame, or pair, a block)
+    give one shape.  ``kern.max_threads`` is the kernel's ``__launch_bounds__``; frames per block
+    are a multiple of ``frames_per_thread``; ``row_blocks``, ``state_bytes``: see :func:`shared_bytes`."""
     if preset not in PRESETS:
         raise ValueError(f"preset={preset!r} is not one of {', '.join(map(repr, PRESETS))}")
     limit = min(kern.max_threads, dev.max_threads_per_block)
@@ -161,7 +172,7 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
                              f"{shared_bytes(layout, frames_per_block, flooding, pack, row_blocks, state_bytes)} B "
                              f"shared memory "
                              f"(limit {dev.shared_per_block_optin} B)")
-        return got
+        return [got]
     candidates = [s for s in (shape(f) for f in range(pack, limit // (layout.z * lanes) * pack + 1, pack))
                   if s is not None]
     if not candidates:
@@ -170,7 +181,5 @@ def launch_shape(layout, dev: DeviceLimits, kern: KernelAttributes, flooding: bo
                          f"{threads_per_block(layout.z, pack, lanes, pack)} threads; this device allows "
                          f"{dev.shared_per_block_optin} B and {limit}")
     if preset == "latency":
-        return candidates[0]
-    # most useful resident threads per SM; ties -> fewer frames per block
-    return max(candidates, key=lambda s: (s.frames_per_block * layout.z * s.blocks_per_sm,
-                                          -s.frames_per_block))
+        return candidates[:1]
+    return sorted(candidates, key=lambda s: (-s.frames_per_block * layout.z * s.blocks_per_sm, s.frames_per_block))
