@@ -72,6 +72,9 @@ def test_binary_measured_shape(cuda, frames, same, monkeypatch, precision, llr_d
     count = len(autotune.measured)
     again = CudaDecoder(code, **kw)
     assert len(autotune.measured) == count and again.engines[0].plan.shape == plan.shape
+    # a decoder given chunk_frames times its shapes on launches of that many frames: a key of its own
+    chunked = CudaDecoder(code, chunk_frames=4000, **kw)
+    assert len(autotune.measured) == count + 1 and sorted(chunked.engines[0].plan.tuning) == sorted(plan.tuning)
 
     _, llr = frames(code, 1.75, 200, seed=3)
     if llr_dtype == "int8":

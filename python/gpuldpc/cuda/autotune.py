@@ -11,9 +11,11 @@ with the model's one frame pair a block against 58.4 with two (the same resident
 the model breaks the other way).
 
 So a decoder of the throughput preset whose shape is not forced (``frames_per_block`` /
-``units`` None) times the model's first :data:`CANDIDATES` shapes (:func:`measured_shape`), each
-on :data:`WAVES` waves of its own (a wave: the frames a launch keeps resident; the throughput
-preset's chunk is two) of noise LLRs (never a codeword, so every iteration runs), in
+``units`` None) times the model's first :data:`CANDIDATES` shapes (:func:`measured_shape`) on
+the launches it will make: each on :data:`WAVES` waves of its own (a wave: the frames a launch
+keeps resident; the throughput preset's chunk is two), or on the decoder's ``chunk_frames`` where
+it was given (one launch of 131072 WiMAX frames ran two frame pairs a block 3 % faster than one,
+chunks of two waves from int8 LLRs within 1 %), of noise LLRs (never a codeword, so every iteration runs), in
 :data:`ROUNDS` alternated rounds after one launch to warm up, and keeps the shape of the most
 frames a second (each shape's best round): the model's first unless another beats it by more
 than :data:`SAME`.  The kernels decide the same for any shape (each block decodes its own
@@ -34,7 +36,7 @@ WAVES = 2           # waves a timed launch (the throughput preset's chunk)
 ROUNDS = 2          # timed launches of each shape, alternated (after one warm-up launch)
 SAME = 0.02         # another shape must beat the model's first by more than this share
 ENV = "GPULDPC_AUTOTUNE"
-MEMORY_SHARE = 8    # the buffers of the waves timed take at most 1 / this of the free device memory
+MEMORY_SHARE = 8    # the buffers of the launches timed take at most 1 / this of the free device memory
 
 measured: dict = {}   # key -> (the chosen shape, {shape: frames a second})
 
@@ -60,29 +62,30 @@ def fastest(shapes, seconds_of, rounds: int = ROUNDS):
     return (pick if best[pick] > (1.0 + SAME) * best[shapes[0]] else shapes[0]), best
 
 
-def measured_shape(plan, ctx, shapes, key, noise, kind: str):
+def measured_shape(plan, ctx, shapes, key, noise, kind: str, chunk: int | None = None):
     """The shape ``plan`` launches in, and {shape: frames a second} where shapes were timed (else None).
 
     ``shapes``: the model's ranking; ``key``: what the choice depends on besides the device
     (kernel, code, settings); ``noise()``: a few frames of input in the kernel's format, repeated
-    over each wave; ``kind``: the input kind of ``plan.launch``.  ``plan`` gives
+    over each launch; ``kind``: the input kind of ``plan.launch``; ``chunk``: the frames of every
+    timed launch (None: :data:`WAVES` waves of each shape).  ``plan`` gives
     ``use_shape(shape)``, ``wave_frames(shape)``, ``launch``, ``scratch_bytes(frames)``,
     ``bits_width`` and ``soft_width`` (float32 values a frame)."""
     if len(shapes) < 2 or not enabled():
         return shapes[0], None
     shapes = shapes[:CANDIDATES]
-    key = (ctx.id, ctx.name) + tuple(key)
+    key = (ctx.id, ctx.name, chunk) + tuple(key)
     if key not in measured:
-        measured[key] = _measure(plan, ctx, shapes, noise, kind)
+        count = {shape: chunk or WAVES * plan.wave_frames(shape) for shape in shapes}
+        measured[key] = _measure(plan, ctx, shapes, noise, kind, count)
     return measured[key]
 
 
-def _measure(plan, ctx, shapes, noise, kind):
-    """:func:`fastest` of ``shapes``, each timed on :data:`WAVES` waves of ``noise()`` frames in device
-    memory; the model's first and nothing timed where fewer than two shapes' waves fit in a
-    1 / :data:`MEMORY_SHARE` of the free device memory."""
+def _measure(plan, ctx, shapes, noise, kind, count):
+    """:func:`fastest` of ``shapes``, each timed on launches of ``count[shape]`` frames of ``noise()``
+    in device memory; the model's first and nothing timed where fewer than two shapes' launches fit
+    in a 1 / :data:`MEMORY_SHARE` of the free device memory."""
     drv = driver()
-    count = {shape: WAVES * plan.wave_frames(shape) for shape in shapes}
     rows = noise()
     per_frame = plan.scratch_bytes(1) + rows[0].nbytes + plan.bits_width + 5 + 4 * plan.soft_width
     fit = [shape for shape in shapes if count[shape] * per_frame <= ctx.free_memory() // MEMORY_SHARE]

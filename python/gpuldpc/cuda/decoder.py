@@ -233,7 +233,8 @@ class _QcPlan:
                                state_bytes=kernel_state_bytes(dec.kernel, layout, self.attributes.max_threads))
         key = (dec.kernel, layout.n, layout.z, layout.edges.tobytes(), layout.layer_start.tobytes(),
                dec.max_iterations, dec.packed, dec.soft_output)
-        shape, rates = autotune.measured_shape(self, ctx, shapes, key, self._noise, "llr")
+        shape, rates = autotune.measured_shape(self, ctx, shapes, key, self._noise, "llr",
+                                               dec.chunk_request)
         self.tuning = None if rates is None else {s.frames_per_block: rate for s, rate in rates.items()}
         self.use_shape(shape)
         # latency: the kernel reads the LLRs (one coalesced pass) and writes its results

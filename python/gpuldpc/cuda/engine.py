@@ -519,6 +519,7 @@ class GpuDecoder:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
                                       or value < 1):
                 raise ValueError(f"{name} must be None or an integer >= 1, got {value!r}")
+        self.chunk_request = chunk_frames        # the plans time their shapes on such launches (.autotune)
         self.engines = []
         for i in device_ids(devices):
             ctx = DeviceContext(i)

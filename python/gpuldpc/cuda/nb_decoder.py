@@ -113,7 +113,8 @@ class _NbPlan:
                                dec.preset)
         key = (dec.kernel, lay.n, lay.m, lay.edge_col.tobytes(), lay.edge_h.tobytes(), dec.schedule,
                dec.max_iterations, dec.soft_output)
-        shape, rates = autotune.measured_shape(self, ctx, shapes, key, self._noise, "bits")
+        shape, rates = autotune.measured_shape(self, ctx, shapes, key, self._noise, "bits",
+                                               dec.chunk_request)
         self.tuning = None if rates is None else {s.units: rate for s, rate in rates.items()}
         self.use_shape(shape)
 
