@@ -65,8 +65,8 @@ def test_binary_measured_shape(cuda, frames, same, monkeypatch, precision, llr_d
     pack, blocks = kernel_pairs(dec.kernel)
     ranked = ranked_shapes(dec.layout, ctx.limits, plan.attributes, False, frames_per_thread=pack, row_blocks=blocks,
                            state_bytes=kernel_state_bytes(dec.kernel, dec.layout, plan.attributes.max_threads))
-    assert sorted(plan.tuning) == sorted(s.frames_per_block for s in ranked[:autotune.CANDIDATES])
-    _check_choice(plan.tuning, plan.shape.frames_per_block, ranked[0].frames_per_block)
+    assert sorted(dec.tuning) == sorted(s.frames_per_block for s in ranked[:autotune.CANDIDATES])
+    _check_choice(dec.tuning, plan.shape.frames_per_block, ranked[0].frames_per_block)
     assert plan.frames_per_wave == plan.shape.frames_per_wave and dec.engines[0].chunk == 2 * plan.frames_per_wave
 
     count = len(autotune.measured)
@@ -74,17 +74,17 @@ def test_binary_measured_shape(cuda, frames, same, monkeypatch, precision, llr_d
     assert len(autotune.measured) == count and again.engines[0].plan.shape == plan.shape
     # a decoder given chunk_frames times its shapes on launches of that many frames: a key of its own
     chunked = CudaDecoder(code, chunk_frames=4000, **kw)
-    assert len(autotune.measured) == count + 1 and sorted(chunked.engines[0].plan.tuning) == sorted(plan.tuning)
+    assert len(autotune.measured) == count + 1 and sorted(chunked.tuning) == sorted(dec.tuning)
 
     _, llr = frames(code, 1.75, 200, seed=3)
     if llr_dtype == "int8":
         llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)     # steps of llr_scale 0.25
     want = dec.decode(llr)
     assert 0 < want.valid.sum() < 200, "the SNR point should mix decoded and failed frames"
-    for fpb in plan.tuning:
+    for fpb in dec.tuning:
         if fpb != plan.shape.frames_per_block:
             same(CudaDecoder(code, frames_per_block=fpb, **kw).decode(llr), want)
 
     monkeypatch.setenv(autotune.ENV, "0")
     off = CudaDecoder(code, **kw)
-    assert off.engines[0].plan.tuning is None and off.engines[0].plan.shape == ranked[0]
+    assert off.tuning is None and off.engines[0].plan.shape == ranked[0]

@@ -827,6 +827,14 @@ class GpuDecoder:
         view = from_pointer(int(llr), frames, (), np.uint8, llr)._replace(device=eng.ctx.id)
         return self.decode_checked(view, kind or self.device_kind, out, out_device)
 
+    @property
+    def tuning(self):
+        """The launch shapes timed on the first device when the decoder was made (:mod:`.autotune`),
+        {frames a block (binary) / rows a block (GF(q)): frames a second}, the kept one in ``shape``;
+        None where nothing was timed (a shape given, ``preset="latency"``, the sparse kernel,
+        ``GPULDPC_AUTOTUNE=0``)."""
+        return getattr(self.engines[0].plan, "tuning", None)
+
     def kernel_seconds(self, llr=None, frames: int | None = None, repeats: int = 5) -> float:
         """Median time of one launch on the first device (inputs resident, CUDA events):
         ``frames`` frames (default: one chunk) of ``llr`` (None: the input of the last call)."""

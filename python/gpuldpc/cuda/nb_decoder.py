@@ -278,13 +278,6 @@ class NbCudaDecoder(GpuDecoder):
         return self.engines[0].plan.shape
 
     @property
-    def tuning(self):
-        """{rows a block: frames a second} of the shapes timed on the first device when the decoder
-        was made (:mod:`.autotune`; ``shape.units`` is the one kept), or None where the shape
-        was not measured (``units`` given, ``preset="latency"``, ``GPULDPC_AUTOTUNE=0``)."""
-        return self.engines[0].plan.tuning
-
-    @property
     def kernel_attributes(self):
         return self.engines[0].plan.attributes
 
