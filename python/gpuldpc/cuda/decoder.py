@@ -256,6 +256,7 @@ class _QcPlan:
 
     @staticmethod
     def wave_frames(shape) -> int:
+        """Frames a launch in ``shape`` keeps resident."""
         return shape.frames_per_wave
 
     def _noise(self) -> np.ndarray:
@@ -322,7 +323,9 @@ class CudaDecoder(GpuDecoder):
     preset : {"throughput", "latency"}
         Launch shape and stream count (:mod:`gpuldpc.cuda.tuning`).
     streams, chunk_frames, frames_per_block : int, optional
-        Overrides: streams per device, frames per stream launch, frames per block.
+        Overrides: streams per device, frames per stream launch, frames per block.  Without
+        ``frames_per_block`` the throughput preset times the model's first shapes on the device
+        when the decoder is made and keeps the fastest (:mod:`.autotune`; ``tuning``).
     llr_dtype : {"float32", "float16", "int8", "int4"}
         Input format; every value is multiplied by ``llr_scale`` in the kernels' load (int8,
         int4 and float16: the quantisation step; a negative scale takes LLRs whose positive means

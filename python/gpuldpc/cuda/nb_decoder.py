@@ -39,12 +39,12 @@ import weakref
 import numpy as np
 
 from ..result import DecodeResult, info_index, info_runs
+from . import autotune
 from .context import CudaError, DeviceContext
 from .driver import PackedLaunch, driver
 from .engine import GpuDecoder
 from .host_memory import pinned_empty
 from .nb_frame import NbFrameKernel
-from . import autotune
 from .nb_layout import nb_layout, ranked_shapes
 
 ALGORITHMS = ("minmax", "mmma", "tmm", "tmm1", "fft-spa")
