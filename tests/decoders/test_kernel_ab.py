@@ -1,5 +1,7 @@
 """bench/kernel_ab.py (docs/gpu.md "Fewer instructions a row step"): the parent's side, which runs
 without a GPU: it refuses fewer than two builds, and its table and verdict follow the processes."""
+import os
+
 import pytest
 
 
@@ -34,3 +36,33 @@ def test_table_lists_each_process_in_order(ab):
     assert body[1].endswith("(kernel only 48.4)") and "50.36 Gb/s" in body[1]
     assert "41.52 Gb/s" in body[2] and body[2].endswith("(kernel only 55.4)  info 13.84 Gb/s")
     assert lines[-1] == "decisions, iterations, flags identical across variants: True"
+
+
+def test_variant_environment_and_shapes_in_the_table(ab, monkeypatch, tmp_path):
+    """A variant ``NAME=FOLDER@VAR=VALUE`` runs its processes with VAR set besides GPULDPC_KERNEL_DIR
+    (docs/gpu.md "Launch shapes by measurement": the same build with GPULDPC_AUTOTUNE=0); the table
+    names each gl.Decoder row's frames a block and the shapes its decoder timed."""
+    import json
+    import types
+
+    seen = []
+    real_run = ab.subprocess.run
+
+    def run(cmd, env=None, **kw):
+        if "--child" not in cmd:                                   # git: the commit
+            return real_run(cmd, env=env, **kw)
+        seen.append((env["GPULDPC_KERNEL_DIR"], env.get("GPULDPC_AUTOTUNE")))
+        proc = _process("x", 0, 58.9 if env.get("GPULDPC_AUTOTUNE") is None else 56.6, "d0")
+        proc["rows"][1].update(frames_per_block=4, shapes_timed={"2": 52.6, "4": 54.1})
+        return types.SimpleNamespace(returncode=0, stdout=json.dumps(dict(rows=proc["rows"], digests=proc["digests"])),
+                                     stderr="")
+
+    monkeypatch.setattr(ab.subprocess, "run", run)
+    monkeypatch.setattr(ab, "gpu_facts", lambda: dict(gpu="GPU", driver="1"))
+    assert ab.main(["--variant", "model=kdir@GPULDPC_AUTOTUNE=0", "--variant", "measured=kdir", "--rounds", "1",
+                    "--out", str(tmp_path), "--name", "t"]) == 0
+    assert [(os.path.basename(k), a) for k, a in seen] == [("kdir", "0"), ("kdir", None)]
+    lines = (tmp_path / "t.txt").read_text().splitlines()
+    assert [ln.split()[-2] for ln in lines if "kernel only, one launch" in ln] == ["56.60", "58.90"]
+    assert lines[4].startswith("model1") and lines[4].endswith(
+        "(kernel only 49.6)  4 frames a block (timed: 2: 52.6, 4: 54.1 Gb/s)")
