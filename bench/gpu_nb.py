@@ -11,7 +11,8 @@ binary image: n*m floats per frame, converted to symbol LLRs on the GPU; one row
 throughput (CUDA events around one launch on resident data); latency of one frame
 through ``gl.Decoder(preset="latency")``; FER on the frames timed; FER/BER curves of
 paper 000's codes from 3 to 5 dB.  Each row carries the paper's own figure
-(``paper_mbps``, ``paper``) for comparison.  Writes ``<gpu>-nb.json`` and
+(``paper_mbps``, ``paper``) for comparison, and the launch shapes its decoder timed when it
+was made (``shapes_timed``: rows a block -> kernel info Mb/s, :mod:`gpuldpc.cuda.autotune`).  Writes ``<gpu>-nb.json`` and
 ``<gpu>-nb.txt``.
 """
 from __future__ import annotations
