@@ -12,8 +12,8 @@ throughput (CUDA events around one launch on resident data); latency of one fram
 through ``gl.Decoder(preset="latency")``; FER on the frames timed; FER/BER curves of
 paper 000's codes from 3 to 5 dB.  Each row carries the paper's own figure
 (``paper_mbps``, ``paper``) for comparison, and the launch shapes its decoder timed when it
-was made (``shapes_timed``: rows a block -> kernel info Mb/s, :mod:`gpuldpc.cuda.autotune`).  Writes ``<gpu>-nb.json`` and
-``<gpu>-nb.txt``.
+was made (``shapes_timed``: rows a block -> kernel info Mb/s, :mod:`gpuldpc.cuda.autotune`).
+Writes ``<gpu>-nb.json`` and ``<gpu>-nb.txt``.
 """
 from __future__ import annotations
 

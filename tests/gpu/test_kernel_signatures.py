@@ -85,3 +85,26 @@ def test_packed_launch_packs_each_grid_and_argument_tuple_once():
     for i in range(PackedLaunch.LIMIT + 5):
         launch("s0", (1, 1), i, 0, 0.0)
     assert len(launch._packed) <= PackedLaunch.LIMIT
+
+
+def test_packed_launch_opts_in_past_48_kib(monkeypatch):
+    """PackedLaunch (and every resident kernel, through driver.allow_shared) allows the kernel its
+    dynamic shared memory where that passes the 48 KiB a kernel gets without opting in, and only
+    there."""
+    import types
+
+    from gpuldpc.cuda import driver as cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "driver", lambda: types.SimpleNamespace(
+        function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="max-dynamic-shared")))
+    set_calls = []
+
+    class Func:
+        def set_attribute(self, attribute, value):
+            set_calls.append((attribute, value))
+
+    cuda_driver.PackedLaunch(Func(), 96, 48 * 1024)
+    assert set_calls == []
+    cuda_driver.PackedLaunch(Func(), 96, 48 * 1024 + 16)
+    cuda_driver.allow_shared(Func(), 200_000)
+    assert set_calls == [("max-dynamic-shared", 48 * 1024 + 16), ("max-dynamic-shared", 200_000)]

@@ -4,7 +4,7 @@ The throughput kernels' shapes come from models of the device's limits: frames a
 binary kernels (:func:`.tuning.ranked_shapes`: the most useful resident threads, ties to fewer
 frames a block), check rows a block for the GF(q) kernels (:func:`.nb_layout.ranked_shapes`: rows
 busy, barrier waits, the L2).  The models miss what they do not model.  Measured on the H200
-(``bench/results/h200-nb-shapes.txt``, ``h200-autotune.txt``): gf32-837-726 MMMA ran 213.7 Mb/s
+(``bench/results/h200-nb-shapes.txt``, ``h200-autotune-binary-fpb-sweep.txt``): gf32-837-726 MMMA ran 213.7 Mb/s
 kernel only in the model's 2 blocks of 11 rows against 224.2 in 5 blocks of 4 rows, gf64-1512-1325
 MMMA 115.9 in 4 x 3 rows against 125.2 in 3 x 4; the binary16 WiMAX 2304 r1/2 kernel 56.6 Gb/s
 with the model's one frame pair a block against 58.4 with two (the same resident threads: a tie
@@ -15,8 +15,8 @@ So a decoder of the throughput preset whose shape is not forced (``frames_per_bl
 the launches it will make: each on :data:`WAVES` waves of its own (a wave: the frames a launch
 keeps resident; the throughput preset's chunk is two), or on the decoder's ``chunk_frames`` where
 it was given (one launch of 131072 WiMAX frames ran two frame pairs a block 3 % faster than one,
-chunks of two waves from int8 LLRs within 1 %), of noise LLRs (never a codeword, so every iteration runs), in
-:data:`ROUNDS` alternated rounds after one launch to warm up, and keeps the shape of the most
+chunks of two waves from int8 LLRs within 1 %), of noise LLRs (never a codeword, so every
+iteration runs), in :data:`ROUNDS` alternated rounds after one launch to warm up, and keeps the shape of the most
 frames a second (each shape's best round): the model's first unless another beats it by more
 than :data:`SAME`.  The kernels decide the same for any shape (each block decodes its own
 frames); only the speed depends on it.

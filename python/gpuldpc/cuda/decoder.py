@@ -21,7 +21,7 @@ from ..result import DecodeResult
 from ..settings import BINARY_ALGORITHMS, SCHEDULES
 from . import autotune
 from .context import CudaError, DeviceContext
-from .driver import PackedLaunch, driver
+from .driver import PackedLaunch, allow_shared, driver
 from .engine import GpuDecoder
 from .host_memory import pinned_empty
 from .layout import NotQuasiCyclic, pair_layers, qc_layout
@@ -75,7 +75,6 @@ RULES = {"nms": 0, "oms": 1, "spa": 2}
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8),
               "int4": ("i8", np.uint8)}
 SOFT_DTYPES = ("float32", "float16")
-_SMEM_DEFAULT_LIMIT = 48 * 1024
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
 RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x7_")  # kernels/qc_resident.cu: their resident copies
 
@@ -204,9 +203,8 @@ def message_words(kernel: str, layout) -> int:
 
 def _prepare(func, arg_types: str, shared_bytes: int):
     """``func`` prepared for calls with ``arg_types``, allowed ``shared_bytes`` of dynamic shared
-    memory (past the default 48 KiB a kernel must opt in)."""
-    if shared_bytes > _SMEM_DEFAULT_LIMIT:
-        func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
+    memory (:func:`.driver.allow_shared`)."""
+    allow_shared(func, shared_bytes)
     func.prepare(arg_types)
     return func
 
@@ -249,8 +247,6 @@ class _QcPlan:
     def use_shape(self, shape):
         """Launch in ``shape`` from now on."""
         self.shape = shape
-        if shape.shared_bytes > _SMEM_DEFAULT_LIMIT:
-            self.func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared_bytes)
         self._launch = PackedLaunch(self.func, shape.threads, shape.shared_bytes)
         self.frames_per_wave = shape.frames_per_wave
 

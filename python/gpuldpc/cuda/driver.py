@@ -127,9 +127,20 @@ def load_module(name: str, device):
     return drv.module_from_buffer(cubin), f"{src} (compiled for sm_{major}{minor})"
 
 
+SHARED_DEFAULT_LIMIT = 48 * 1024     # dynamic shared memory a kernel gets without opting in
+
+
+def allow_shared(func, nbytes: int):
+    """Let ``func`` launch with ``nbytes`` of dynamic shared memory: past 48 KiB a kernel must opt
+    in (``MAX_DYNAMIC_SHARED_SIZE_BYTES``)."""
+    if nbytes > SHARED_DEFAULT_LIMIT:
+        func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+
+
 class PackedLaunch:
     """Launches of one prepared kernel (``func.prepare(arg_types)`` done) with a fixed block
-    shape and dynamic shared memory, each distinct (grid, arguments) packed once.
+    shape and dynamic shared memory (allowed to the kernel here, :func:`allow_shared`), each
+    distinct (grid, arguments) packed once.
 
     PyCUDA's ``prepared_async_call`` packs the arguments at every call (``pycuda._pvt_struct``):
     of the 10-11 us that a launch of ``nb_frame`` (25 arguments) took on the H200 host, 5 us
@@ -144,6 +155,7 @@ class PackedLaunch:
 
     def __init__(self, func, threads: int, shared: int):
         self.func, self.block, self.shared = func, (int(threads), 1, 1), int(shared)
+        allow_shared(func, self.shared)
         self._packed = {}
 
     def __call__(self, stream, grid: tuple, *args):

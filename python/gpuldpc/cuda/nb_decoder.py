@@ -121,7 +121,6 @@ class _NbPlan:
     def use_shape(self, shape):
         """Launch in ``shape`` from now on."""
         self.shape = shape
-        self.func.set_attribute(driver().function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shape.shared)
         self._launch = PackedLaunch(self.func, shape.threads, shape.shared)
         self.frames_per_wave = (self.frame.frames_per_launch_hint if self.frame is not None
                                 else self.wave_frames(shape))

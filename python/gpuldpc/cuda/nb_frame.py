@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .driver import PackedLaunch, driver
+from .driver import PackedLaunch, allow_shared, driver
 from .resident import ResidentKernel
 from .nb_layout import FIELD_SIZES, NbLayout, table_bytes
 from .tuning import blocks_per_sm
@@ -145,7 +145,6 @@ class NbFrameKernel:
         self.frame_bytes = _round(self.r_offset + 2 * layout.edges * q * 4, 256)
         with ctx.active():
             self._func = ctx.function("nb_frame", f"nb_frame_q{q}")
-            self._func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared)
             self._func.prepare(ARG_TYPES)
             self._launch = PackedLaunch(self._func, THREADS, self.shared)
             self.kernel_attributes = ctx.kernel_attributes(self._func)
@@ -175,7 +174,7 @@ class NbFrameKernel:
         in_floats = lay.n * lay.bits_per_symbol
         with ctx.active():
             func = ctx.function("nb_frame", f"nb_frame_resident_q{lay.q}")
-            func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared)
+            allow_shared(func, self.shared)
             func.prepare(RESIDENT_ARG_TYPES)
             per_sm = blocks_per_sm(ctx.limits, ctx.kernel_attributes(func), THREADS, self.shared)
             blocks = self.blocks_per_frame(1, ctx.limits.sm_count * max(1, per_sm))

@@ -180,8 +180,6 @@ class SparsePlan:
                 self.posteriors = "device"
                 threads = load()
         shared = post_bytes if self.posteriors == "shared" else 0
-        if shared > 48 * 1024:
-            self.func.set_attribute(drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         self.func.prepare(_ARG_TYPES)
         self.shape = LaunchShape(2 if pairs else 1, threads, shared,
                                  blocks_per_sm(lim, self.attributes, threads, shared), lim.sm_count)
