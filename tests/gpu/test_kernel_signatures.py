@@ -91,9 +91,10 @@ def test_packed_launch_opts_in_past_48_kib(monkeypatch):
     """PackedLaunch (and every resident kernel, through driver.allow_shared) allows the kernel its
     dynamic shared memory where that passes the 48 KiB a kernel gets without opting in, and only
     there."""
+    import importlib
     import types
 
-    from gpuldpc.cuda import driver as cuda_driver
+    cuda_driver = importlib.import_module("gpuldpc.cuda.driver")   # the module: gpuldpc.cuda.driver is a function
 
     monkeypatch.setattr(cuda_driver, "driver", lambda: types.SimpleNamespace(
         function_attribute=types.SimpleNamespace(MAX_DYNAMIC_SHARED_SIZE_BYTES="max-dynamic-shared")))
