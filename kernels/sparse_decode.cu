@@ -9,6 +9,9 @@
 // scatters the columns that neighbouring rows read (DVB-S2's parity bits: the QC form's column
 // order puts the columns of a warp's rows next to each other, so its gathers coalesce); the
 // tables then hold kernel columns, and the LLR load, decisions and soft output go through kcol.
+// Circulant rows (sp33c: float32, layered, posteriors in shared memory; CCSDS C2): where every row
+// is, but for at most one extra column, a sum of circulants of size z (SparseLayout.circulants), a
+// row's columns are computed (CirculantColumns) instead of loaded from cols_t and held in registers.
 //
 // float32: one frame a block of threads, a check row a thread (its columns and Q in registers).
 // Min-sum as the QC kernels (paper 004 eq. (1), Algorithm 1, the two-min check-node update): a
@@ -73,19 +76,46 @@ struct MinSumRule {
 };
 
 // The columns of row r from the transposed table cols_t[e * m + r] (-1 past the row's dc, width =
-// the heaviest row): no row pointer to wait for, and a warp's rows read one coalesced line an edge.
-// Returns dc.
+// the heaviest row), held in registers: no row pointer to wait for, and a warp's rows read one
+// coalesced line an edge.  Slots 0 .. dc-1 are the row's edges.
 template <int DC_MAX>
-__device__ __forceinline__ int row_columns(int (&col)[DC_MAX], const int* __restrict__ cols_t, int width, int m, int r)
-{
-    int dc = 0;
+struct TableColumns {
+    int col[DC_MAX];
+    int dc;
+
+    __device__ __forceinline__ TableColumns(const int* __restrict__ cols_t, int width, int m, int r) : dc(0)
+    {
 #pragma unroll
-    for (int e = 0; e < DC_MAX; ++e) {
-        col[e] = e < width ? cols_t[e * m + r] : -1;
-        dc += col[e] >= 0;
+        for (int e = 0; e < DC_MAX; ++e) {
+            col[e] = e < width ? cols_t[e * m + r] : -1;
+            dc += col[e] >= 0;
+        }
     }
-    return dc;
-}
+    __device__ __forceinline__ bool has(int e) const { return col[e] >= 0; }
+    __device__ __forceinline__ int operator[](int e) const { return col[e]; }
+};
+
+// The columns of row t of a block row of circulants (SparseLayout.circulants): slot e < count
+// holds the column t + a_e, less z where t >= lim_e, for a circulant of shift s in block column j
+// (a_e = j z + s, lim_e = z - s, the block row's table in shared memory, read at a uniform
+// address); slot DC_MAX - 1 the row's extra column (-1: none).  Computed at each use, so no
+// register holds a column and none is loaded from device memory.  dc: the slots up to the last
+// present one (slots count .. DC_MAX - 2 absent).
+template <int DC_MAX>
+struct CirculantColumns {
+    const int2* slot;
+    int t, count, extra, z, dc;
+
+    __device__ __forceinline__ CirculantColumns(const int2* s, int t_, int c, int x, int z_)
+        : slot(s), t(t_), count(c), extra(x), z(z_), dc(x >= 0 ? DC_MAX : c) {}
+    __device__ __forceinline__ bool has(int e) const { return e == DC_MAX - 1 ? extra >= 0 : e < count; }
+    __device__ __forceinline__ int operator[](int e) const
+    {
+        if (e == DC_MAX - 1) return extra;
+        const int2 a = slot[e];
+        return t + a.x - (t >= a.y ? z : 0);
+    }
+};
 
 // float32: the compressed messages of a row (see the header), 16 bytes at rec4[r].
 struct RowRecord {
@@ -115,34 +145,34 @@ struct RowRecord {
     }
 };
 
-// float32: one check row of one frame held in registers: its record (R_old), its columns and its
-// Q = L - R_old (DC_MAX slots, the row's dc used).  gather issues the posterior loads of the row
-// together; write reuses them.
+// float32: one check row of one frame held in registers: its record (R_old) and its Q = L - R_old
+// (DC_MAX slots; the columns C: TableColumns or CirculantColumns).  gather issues the posterior
+// loads of the row together; write reuses the Q.
 template <int DC_MAX>
 struct Float32Row {
     RowRecord old;
-    int col[DC_MAX];
     float q[DC_MAX];
-    int dc;
 
-    __device__ __forceinline__ void gather(const float* p)
+    template <class C>
+    __device__ __forceinline__ void gather(const float* p, const C& col)
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (col[e] >= 0) q[e] = __fsub_rn(p[col[e]], old.message(e));
+            if (col.has(e)) q[e] = __fsub_rn(p[col[e]], old.message(e));
     }
 
     // The new record (Algorithm 1): the two-min scan in edge order (|Q| < min1 moves min1 to min2),
     // f(min1), f(min2), and the sign of each R, the product of the other edges' signs (sign(x) = -1
     // iff x < 0).
-    __device__ __forceinline__ RowRecord update(const MinSumRule& k) const
+    template <class C>
+    __device__ __forceinline__ RowRecord update(const MinSumRule& k, const C& col) const
     {
         float m1 = __int_as_float(0x7f800000), m2 = m1;
         int idx = 0;
         unsigned long long neg = 0ull;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (col[e] >= 0) {
+            if (col.has(e)) {
                 const float a = fabsf(q[e]);
                 if (a < m1) {
                     m2 = m1;
@@ -154,17 +184,18 @@ struct Float32Row {
                 neg |= (unsigned long long)(q[e] < 0.0f) << e;
             }
         }
-        const unsigned long long all = (1ull << dc) - 1ull;   // dc <= 58
+        const unsigned long long all = (1ull << col.dc) - 1ull;   // dc <= 58
         const unsigned long long signs = neg ^ ((__popcll(neg) & 1) ? all : 0ull);
         return {k.magnitude(m1), k.magnitude(m2), signs, idx};
     }
 
     // Layered: L = Q + R_new on every edge.
-    __device__ __forceinline__ void write(float* p, const RowRecord& now) const
+    template <class C>
+    __device__ __forceinline__ void write(float* p, const RowRecord& now, const C& col) const
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (col[e] >= 0) p[col[e]] = __fadd_rn(q[e], now.message(e));
+            if (col.has(e)) p[col[e]] = __fadd_rn(q[e], now.message(e));
     }
 };
 
@@ -206,31 +237,32 @@ struct PairRecord {
     }
 };
 
-// binary16: one check row of a frame pair, HalfMinSum's arithmetic (qc_decode.cuh) on a sparse row.
+// binary16: one check row of a frame pair, HalfMinSum's arithmetic (qc_decode.cuh) on a sparse row
+// (the columns C as in Float32Row).
 template <int DC_MAX>
 struct PairRow {
     PairRecord<DC_MAX> old;
-    int col[DC_MAX];
     unsigned q[DC_MAX];  // half2 bits
-    int dc;
 
-    __device__ __forceinline__ void gather(const unsigned* p)
+    template <class C>
+    __device__ __forceinline__ void gather(const unsigned* p, const C& col)
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (col[e] >= 0) q[e] = as_bits(__hsub2_rn(as_half2(p[col[e]]), as_half2(old.message(e))));
+            if (col.has(e)) q[e] = as_bits(__hsub2_rn(as_half2(p[col[e]]), as_half2(old.message(e))));
     }
 
     // The two smallest |Q| of each frame (two chains, even and odd edges, merged: the multiset's
     // two smallest, as the reference's scan), f of each, the sign P of the Q product (Q is never
     // -0: half_llr_pair), and each edge's bits.
-    __device__ __forceinline__ PairRecord<DC_MAX> update(const MinSumRule& k) const
+    template <class C>
+    __device__ __forceinline__ PairRecord<DC_MAX> update(const MinSumRule& k, const C& col) const
     {
         __half2 c1[2] = {as_half2(kHalfInf2), as_half2(kHalfInf2)}, c2[2] = {c1[0], c1[0]};
         unsigned parity = 0u;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (col[e] >= 0) {
+            if (col.has(e)) {
                 const __half2 a = __habs2(as_half2(q[e]));
                 const int c = e & 1;
                 c2[c] = __hmin2(c2[c], __hmax2(c1[c], a));
@@ -246,7 +278,7 @@ struct PairRow {
         now.mag2 = half_magnitude(m2, k.so) ^ sign ^ kHalfSigns;
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e) {
-            if (col[e] >= 0) {
+            if (col.has(e)) {
                 const unsigned x = with_signs_of(__heq2_mask(__habs2(as_half2(q[e])), m1), q[e]);
                 now.bits[e >> 3] |= (x >> (e & 7)) & (0x80808080u >> (e & 7));
             }
@@ -254,11 +286,12 @@ struct PairRow {
         return now;
     }
 
-    __device__ __forceinline__ void write(unsigned* p, const PairRecord<DC_MAX>& now) const
+    template <class C>
+    __device__ __forceinline__ void write(unsigned* p, const PairRecord<DC_MAX>& now, const C& col) const
     {
 #pragma unroll
         for (int e = 0; e < DC_MAX; ++e)
-            if (col[e] >= 0) p[col[e]] = as_bits(__hadd2_rn(as_half2(q[e]), as_half2(now.message(e))));
+            if (col.has(e)) p[col[e]] = as_bits(__hadd2_rn(as_half2(q[e]), as_half2(now.message(e))));
     }
 };
 
@@ -288,12 +321,16 @@ struct HalfPairs {
     __device__ static float value(Word w, int h) { return h ? __high2float(as_half2(w)) : __low2float(as_half2(w)); }
 };
 
-template <class P, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED>
+// CIRC (layered, POST_SHARED): the rows' columns from circ[i * DC_MAX + e] (block row i's (a_e, lim_e),
+// entry DC_MAX - 1 holding (count, 0); copied after the posteriors in shared memory) and extra[r],
+// circulants of size z (CirculantColumns); else from cols_t (TableColumns).
+template <class P, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED, bool CIRC = false>
 __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
                               int packed, int* __restrict__ iters_out, unsigned char* __restrict__ valid_out,
                               const int* __restrict__ cols_t, int width,
                               const int* __restrict__ layer_start, const int* __restrict__ col_ptr,
                               const int2* __restrict__ col_edges, const int* __restrict__ kcol,
+                              const int2* __restrict__ circ, const int* __restrict__ extra, int z,
                               char* __restrict__ scratch, int block_bytes,
                               int n, int m, int layers, int frames, int max_iter, int early_stop, int rule,
                               float alpha, float beta, float* __restrict__ soft)
@@ -301,6 +338,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     using Word = typename P::Word;
     using Record = typename P::template Record<DC_MAX>;
     using Row = typename P::template Row<DC_MAX>;
+    static_assert(!CIRC || (POST_SHARED && !FLOOD), "circulant rows: layered, posteriors in shared memory");
     constexpr int F = P::kFrames;
     extern __shared__ float4 smem_vec[];
     __shared__ int flag[F];  // kItersBad once a non-finite LLR of the frame is seen
@@ -328,6 +366,9 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         if (FLOOD) lch[at(i)] = c;
     }
     for (int r = tid; r < m; r += nt) Record{}.store(rec, m, r);
+    int2* circ_sh = reinterpret_cast<int2*>(post + ((n + 1) & ~1));   // CIRC: after the posteriors
+    if (CIRC)
+        for (int i = tid; i < m / z * DC_MAX; i += nt) circ_sh[i] = circ[i];
     __syncthreads();
 
     // Frame h's results at its stop (iteration `it`, syndrome satisfied or not), by the whole block.
@@ -358,25 +399,33 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     for (int it = 1; it <= max_iter; ++it) {
         if (!FLOOD) {
             for (int l = 0; l < layers; ++l) {
-                const int end = layer_start[l + 1];
-                for (int r = layer_start[l] + tid; r < end; r += nt) {
+                const int begin = layer_start[l], end = layer_start[l + 1];
+                const int i = CIRC ? begin / z : 0;   // a layer lies in one block row
+                const int2* slots = circ_sh + i * DC_MAX;
+                const int count = CIRC ? slots[DC_MAX - 1].x : 0;
+                for (int r = begin + tid; r < end; r += nt) {
+                    const auto col = [&] {
+                        if constexpr (CIRC)
+                            return CirculantColumns<DC_MAX>(slots, r - i * z, count, extra[r], z);
+                        else
+                            return TableColumns<DC_MAX>(cols_t, width, m, r);
+                    }();
                     Row row;
-                    row.dc = row_columns(row.col, cols_t, width, m, r);
                     row.old = Record::load(rec, m, r);
-                    row.gather(post);
-                    const Record now = row.update(k);
-                    row.write(post, now);
+                    row.gather(post, col);
+                    const Record now = row.update(k, col);
+                    row.write(post, now, col);
                     now.store(rec, m, r);
                 }
                 __syncthreads();
             }
         } else {
             for (int r = tid; r < m; r += nt) {
+                const TableColumns<DC_MAX> col(cols_t, width, m, r);
                 Row row;
-                row.dc = row_columns(row.col, cols_t, width, m, r);
                 row.old = Record::load(rec, m, r);
-                row.gather(post);
-                row.update(k).store(rec, m, r);
+                row.gather(post, col);
+                row.update(k, col).store(rec, m, r);
             }
             __syncthreads();
             for (int v = tid; v < n; v += nt) {
@@ -435,29 +484,29 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
 #define SPARSE_ARGS(In)                                                                              \
     const In *llr, float scale, unsigned char *bits, int packed, int *iters, unsigned char *valid,   \
         const int *cols_t, int width, const int *layer_start, const int *col_ptr,                    \
-        const int2 *col_edges, const int *kcol, char *scratch, int block_bytes, int n, int m,         \
-        int layers, int frames,                                                                      \
+        const int2 *col_edges, const int *kcol, const int2 *circ, const int *extra, int z,           \
+        char *scratch, int block_bytes, int n, int m, int layers, int frames,                        \
         int max_iter, int early_stop, int rule, float alpha, float beta, float *soft
 #define SPARSE_THREADS(DC, PAIRS_SH) (DC > 32 ? 256 : DC > 16 ? 384 : DC > 8 ? ((PAIRS_SH) ? 384 : 512) : 384)
 #define SPARSE_BLOCKS(DC, PAIRS_SH) (DC > 16 ? 0 : DC > 8 ? ((PAIRS_SH) ? 2 : 0) : 3)
-#define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED)                                                  \
+#define SPARSE_KERNEL(name, DC, P, FLOOD, In, SHARED, CIRC)                                            \
     extern "C" __global__ void __launch_bounds__(SPARSE_THREADS(DC, SHARED && P::kFrames == 2),           \
                                                  SPARSE_BLOCKS(DC, SHARED && P::kFrames == 2))            \
         name(SPARSE_ARGS(In))                                                                        \
     {                                                                                                 \
-        sparse_frames<P, DC, FLOOD, In, SHARED>(llr, scale, bits, packed, iters, valid, cols_t, width,  \
-                                                layer_start, col_ptr, col_edges, kcol, scratch,        \
-                                                block_bytes,                                           \
-                                                n, m, layers, frames, max_iter, early_stop, rule,      \
-                                                alpha, beta, soft);                                    \
+        sparse_frames<P, DC, FLOOD, In, SHARED, CIRC>(llr, scale, bits, packed, iters, valid, cols_t,   \
+                                                      width, layer_start, col_ptr, col_edges, kcol,    \
+                                                      circ, extra, z, scratch, block_bytes, n, m,      \
+                                                      layers, frames, max_iter, early_stop, rule,      \
+                                                      alpha, beta, soft);                              \
     }
-#define SPARSE_INPUTS(prefix, DC, P, FLOOD, SHARED)                  \
-    SPARSE_KERNEL(prefix##_f32, DC, P, FLOOD, float, SHARED)         \
-    SPARSE_KERNEL(prefix##_f16, DC, P, FLOOD, __half, SHARED)        \
-    SPARSE_KERNEL(prefix##_i8, DC, P, FLOOD, signed char, SHARED)
+#define SPARSE_INPUTS(prefix, DC, P, FLOOD, SHARED, CIRC)                  \
+    SPARSE_KERNEL(prefix##_f32, DC, P, FLOOD, float, SHARED, CIRC)         \
+    SPARSE_KERNEL(prefix##_f16, DC, P, FLOOD, __half, SHARED, CIRC)        \
+    SPARSE_KERNEL(prefix##_i8, DC, P, FLOOD, signed char, SHARED, CIRC)
 #define SPARSE_SCHEDULES(prefix, DC, P, SHARED)                      \
-    SPARSE_INPUTS(prefix##_layered, DC, P, false, SHARED)            \
-    SPARSE_INPUTS(prefix##_flooding, DC, P, true, SHARED)
+    SPARSE_INPUTS(prefix##_layered, DC, P, false, SHARED, false)     \
+    SPARSE_INPUTS(prefix##_flooding, DC, P, true, SHARED, false)
 #define SPARSE_VARIANTS(prefix, DC)                                  \
     SPARSE_SCHEDULES(prefix##_f32_sh, DC, Float32Frames, true)       \
     SPARSE_SCHEDULES(prefix##_f32_gl, DC, Float32Frames, false)      \
@@ -470,3 +519,9 @@ SPARSE_VARIANTS(sp32, 32)
 SPARSE_VARIANTS(sp34, 34)
 SPARSE_VARIANTS(sp40, 40)
 SPARSE_VARIANTS(sp58, 58)
+// Circulant rows (CirculantColumns): up to 32 circulants a row and one extra column, float32, layered,
+// posteriors in shared memory (CCSDS C2: 32 and the mother's two pad columns).  93-96 registers
+// against sp34's 128 and 44 bytes of spill: five blocks an SM instead of four.  In binary16 the
+// computed columns (126 registers, four blocks instead of three) ran 18 % slower than sp34's
+// (docs/gpu.md "Circulant rows"), so binary16 keeps the table.
+SPARSE_INPUTS(sp33c_f32_sh_layered, 33, Float32Frames, false, true, true)

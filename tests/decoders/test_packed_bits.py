@@ -67,6 +67,18 @@ def test_shaped_nr_code_packs_its_decoded_positions_and_info(k, e):
     np.testing.assert_array_equal(dec.submit(llr).result().bits, got.bits)
 
 
+def test_c2_packs_its_information_bits_from_inside_a_byte():
+    """CCSDS C2's 7136 information bits start at decoded bit 18 (after the fill): a shifted copy."""
+    pytest.importorskip("gpuldpc._core")
+    code = gl.codes.get("ccsds-c2")
+    info, llr = _frames(code, 6, 4.5, seed=7)
+    want = gl.Decoder(code, backend="cpu", max_iterations=20).decode(llr)
+    got = gl.Decoder(code, backend="cpu", max_iterations=20, packed=True).decode(llr)
+    assert got.info.shape == (6, 892) and not np.shares_memory(got.info, got.bits)
+    np.testing.assert_array_equal(np.unpackbits(got.info, axis=1), want.info)
+    np.testing.assert_array_equal(want.info, info)                   # 4.5 dB: every frame decoded
+
+
 def test_info_is_a_view_of_the_bytes_holding_the_information_bits():
     rng = np.random.default_rng(6)
     bits = rng.integers(0, 2, (5, 61), dtype=np.uint8)
@@ -76,7 +88,7 @@ def test_info_is_a_view_of_the_bytes_holding_the_information_bits():
         assert np.shares_memory(got, packed) and got.shape == (5, -(-(at.stop - at.start) // 8))
         np.testing.assert_array_equal(np.unpackbits(got, axis=1, count=at.stop - at.start), bits[:, at])
     np.testing.assert_array_equal(packed_bits.info_of(packed, 61, slice(0, 13))[:, 1] & 7, packed[:, 1] & 7)
-    for at in (slice(3, 40), np.array([0, 5, 9, 60])):             # the rest: repacked copies
+    for at in (slice(3, 40), slice(18, 61), slice(7, 8), slice(1, 57), np.array([0, 5, 9, 60])):   # the rest: copies
         got = packed_bits.info_of(packed, 61, at)
         assert not np.shares_memory(got, packed)
         np.testing.assert_array_equal(got, np.packbits(bits[:, at], axis=1))

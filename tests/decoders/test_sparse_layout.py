@@ -8,7 +8,8 @@ import scipy.sparse as sp
 import gpuldpc as gl
 from gpuldpc.cuda.decoder import CudaDecoder
 from gpuldpc.cuda.layout import NotQuasiCyclic, QcLayout
-from gpuldpc.cuda.sparse_layout import MAX_ROW, SparseLayout, kernel_name, needs_sparse, row_variant, sparse_layout
+from gpuldpc.cuda.sparse_layout import (MAX_ROW, SparseLayout, circulant_form, kernel_name, needs_sparse, row_variant,
+                                        sparse_layout)
 from gpuldpc.codes.tanner import TannerGraph
 
 
@@ -104,7 +105,48 @@ def test_z_above_the_qc_blocks_needs_the_sparse_kernel():
                                            ("ccsds-ar4ja-16384-1/2", 8)])
 def test_each_code_takes_the_narrowest_row_variant(name, variant):
     """sp<DC_MAX> holds rows of up to DC_MAX edges in registers: C2's rows of 33 edges take sp34
-    (three blocks an SM in binary16, where sp40 holds two: kernels/sparse_decode.cu)."""
+    (three blocks an SM in binary16, where sp40 holds two: kernels/sparse_decode.cu) where their
+    columns come from the table (flooding, posteriors in device memory)."""
     lay = sparse_layout(_decoded(name))
     assert row_variant(lay) == variant >= lay.max_row
+    assert kernel_name(lay, "float16", "device", "layered", "i8") == f"sp{variant}_f16_gl_layered_i8"
+    assert kernel_name(lay, "float32", "shared", "flooding", "f32") == f"sp{variant}_f32_sh_flooding_f32"
     assert kernel_name(lay, "float16", "shared", "layered", "i8") == f"sp{variant}_f16_sh_layered_i8"
+    circulant = "sp33c" if name == "ccsds-c2" else f"sp{variant}"      # float32 computes C2's columns
+    assert kernel_name(lay, "float32", "shared", "layered", "i8") == f"{circulant}_f32_sh_layered_i8"
+
+
+def _circulant_columns(circ, r):
+    """Row r's columns as kernels/sparse_decode.cu's CirculantColumns computes them."""
+    i, t = divmod(r, circ.z)
+    slots = circ.slots[i]
+    cols = [t + a - (circ.z if t >= lim else 0) for a, lim in slots[:slots[-1, 0]]]
+    return cols + ([circ.extra[r]] if circ.extra[r] >= 0 else [])
+
+
+def test_c2_rows_are_32_circulants_of_511_and_the_pad_columns():
+    """C2's circulant form: two block rows of 16 weight-2 blocks of z = 511 (32 circulants a row)
+    and the mother's pad columns 8176, 8177 as the extra columns of rows 0 and 511; the columns the
+    kernel computes are each row's columns of H; the reference's layers lie in one block row."""
+    code = _decoded("ccsds-c2")
+    lay = sparse_layout(code)
+    circ = lay.circulants
+    assert circ.z == 511 and circ.slots.shape == (2, 33, 2) and list(circ.slots[:, -1, 0]) == [32, 32]
+    assert np.array_equal(np.nonzero(circ.extra >= 0)[0], [0, 511]) and list(circ.extra[[0, 511]]) == [8176, 8177]
+    H = code.H.tocsr()
+    for r in range(code.m):
+        assert sorted(_circulant_columns(circ, r)) == list(H.indices[H.indptr[r]:H.indptr[r + 1]]), r
+    assert (lay.layer_start[:-1] // 511 == (lay.layer_start[1:] - 1) // 511).all()
+
+
+def test_codes_without_a_circulant_form_keep_the_table():
+    """A row with two columns in no circulant, rows of at most 16 edges, or a column order of the
+    code's own (DVB-S2) leave ``circulants`` None."""
+    code = _decoded("ccsds-c2")
+    H = code.H.tolil()
+    H[3, 4000], H[3, 4001] = 1, 1                               # two extra columns in one row
+    starts = sparse_layout(code).layer_start
+    assert circulant_form(H.tocsr(), starts) is None
+    assert circulant_form(code.H, np.array([0, 600, code.m])) is None      # a layer across block rows
+    for name in ("dvbs2-short-1/2", "dvbs2-normal-9/10", "ccsds-ar4ja-16384-1/2"):
+        assert sparse_layout(_decoded(name)).circulants is None

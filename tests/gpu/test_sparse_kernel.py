@@ -127,6 +127,39 @@ def test_float16_frame_pairs(cuda, frames, reference, same, schedule):
     np.testing.assert_array_equal(packed.iterations, want.iterations[:7])
 
 
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_c2_rows_computed_from_circulants(cuda, frames, reference, same, precision):
+    """C2 layered in float32 with posteriors in shared memory takes sp33c (its rows' columns
+    computed from 32 circulants of z = 511 and the pad column, kernels/sparse_decode.cu
+    CirculantColumns), binary16 the table (sp34): the reference's bits, iterations, flags and
+    posteriors for NMS and OMS, int8 input, odd batches and a lone frame, packed decisions; the
+    table kernel with posteriors in device memory agrees."""
+    code = gl.codes.get("ccsds-c2")
+    _, llr = frames(code, 3.6, 61, seed=16)
+    for algorithm in ("nms", "oms"):
+        settings = dict(algorithm=algorithm, schedule="layered", max_iterations=10, early_stop=True,
+                        precision=precision, soft_output="posterior")
+        dec = gl.Decoder(code, backend="cuda", **settings)
+        circulant = precision == "float32"
+        assert _cuda_decoder(dec).kernel.startswith("sp33c_" if circulant else "sp34_")
+        assert _cuda_decoder(dec).engines[0].plan.circulant == circulant
+        got, want = dec.decode(llr), reference(code, llr, **settings)
+        same(got, want)
+        np.testing.assert_array_equal(got.llr, want.llr)
+        assert got.valid.any() and not got.valid.all() and (got.iterations < 10).any()
+        for rows in (slice(0, 1), slice(2, 5)):
+            same(dec.decode(llr[rows]), reference(code, llr[rows], **settings))
+        table = gl.Decoder(code, backend="cuda", posteriors="device", **settings)
+        assert _cuda_decoder(table).kernel.startswith("sp34_")
+        same(table.decode(llr), want)
+    q = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+    settings = dict(schedule="layered", max_iterations=10, early_stop=False, precision=precision)
+    got = gl.Decoder(code, backend="cuda", llr_dtype="int8", llr_scale=0.25, packed=True, **settings).decode(q)
+    want = reference(code, q.astype(np.float32) * np.float32(0.25), **settings)
+    np.testing.assert_array_equal(np.unpackbits(got.info, axis=1, count=code.k), want.info)
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+
+
 def test_sum_product_goes_to_the_cpu(cuda):
     code = gl.codes.get("dvbs2-short-1/2")
     with pytest.raises(gl.BackendUnavailable, match="runs min-sum"):

@@ -22,6 +22,17 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
   gathers coalesce); ``cols_t``, ``col_ptr`` and ``col_edges`` then count kernel columns, and the
   kernel reads the LLRs and writes the decisions and soft output through ``kcol``, in the
   frame's order.  The arithmetic is unchanged (same rows, layers and edge order): bit for bit.
+* ``circulants`` (:func:`circulant_form`) or None: where every row is, but for at most one extra
+  column, a sum of circulants of size z whose block rows hold the reference's layers (CCSDS
+  C2: two block rows of 16 weight-2 blocks of z = 511, and the mother's two pad columns in
+  two rows), the float32 layered kernel with posteriors in shared memory computes each row's
+  columns (``sp33c``: row t of block row i reads block column j at ``j z + (t + s) mod z``)
+  instead of loading them from ``cols_t`` and holding them in registers (C2: 93 registers instead
+  of 128 and a spill, five blocks an SM instead of four, +15 %; binary16 keeps the table: there the
+  computed columns ran 18 % slower, docs/gpu.md "Circulant rows").  The slots' order is then the
+  block row's circulants', not ``code.H``'s; a min-sum row's messages do not depend on the
+  order of its edges (the two smallest |Q| and the sign product of a multiset; a tie of min1
+  makes min1 = min2), so the decisions are the same bit for bit.
 
 :class:`SparsePlan` is the engine's plan (:mod:`.engine`) for this kernel: one frame a block
 of up to 384 threads for rows of up to 8 edges (three blocks an SM), 512 for 16 (binary16
@@ -48,10 +59,11 @@ from .tuning import WARP, LaunchShape, blocks_per_sm
 
 MODULE = "sparse_decode"
 ROW_VARIANTS = (8, 16, 32, 34, 40, 58)  # kernels/sparse_decode.cu sp<DC_MAX>: rows of up to DC_MAX edges in registers
+CIRCULANT_SLOTS = 33    # sp33c: up to 32 circulants a row and one extra column (kernels/sparse_decode.cu)
 MAX_ROW = ROW_VARIANTS[-1]      # the sign bits 0..57 of a row record
 QC_MAX_THREADS = 512        # the QC kernels' largest block: z (rounded up to the warp) above it goes here
 POSTERIORS = ("auto", "shared", "device")
-_ARG_TYPES = "PfPiPPPiPPPPPiiiiiiiiffP"
+_ARG_TYPES = "PfPiPPPiPPPPPPiPiiiiiiiiffP"
 _RULES = {"nms": 0, "oms": 1}
 # posteriors="auto" takes shared memory where it fits and leaves at least this many warps an SM
 # (H200, commit ae7413e, kernel only, coded Gb/s shared / device: AR4JA k = 16384, one block of 16
@@ -60,6 +72,17 @@ _RULES = {"nms": 0, "oms": 1}
 # 11.0 / 10.6, float32 6.46 / 3.97.  16 before that commit's kernel, when AR4JA float32 took shared
 # memory at 4.55 against 4.04 on an H100)
 MIN_SHARED_WARPS = 24
+
+
+class Circulants(NamedTuple):
+    """The circulant form of a code's rows (:func:`circulant_form`): ``slots`` int32 [m / z,
+    CIRCULANT_SLOTS, 2], block row i's circulant e as ``(j z + s, z - s)`` for e < count_i and
+    ``(count_i, 0)`` in its last entry; ``extra`` int32 [m], each row's column outside those
+    circulants or -1."""
+
+    z: int
+    slots: np.ndarray
+    extra: np.ndarray
 
 
 class SparseLayout(NamedTuple):
@@ -74,6 +97,7 @@ class SparseLayout(NamedTuple):
     max_layer_rows: int
     max_row: int                # edges of the heaviest row
     kcol: np.ndarray | None = None
+    circulants: Circulants | None = None
 
     @property
     def layers(self) -> int:
@@ -117,8 +141,52 @@ def sparse_layout(code) -> SparseLayout:
     order = np.lexsort((graph.edge_row, edge_col))                # by column, then row
     col_ptr = np.concatenate([[0], np.cumsum(np.bincount(edge_col, minlength=code.n))]).astype(np.int32)
     col_edges = np.stack([graph.edge_row[order], position[order]], axis=1).astype(np.int32)
+    circulants = circulant_form(H, layer_start) if kcol is None and degrees.max(initial=0) > 16 else None
     return SparseLayout(code.n, code.m, cols_t, layer_start, col_ptr, col_edges,
-                        int(np.diff(layer_start).max()), int(degrees.max(initial=0)), kcol)
+                        int(np.diff(layer_start).max()), int(degrees.max(initial=0)), kcol, circulants)
+
+
+def circulant_form(H, layer_start) -> Circulants | None:
+    """The rows of ``H`` as sums of circulants of size z and at most one extra column a row
+    (:class:`Circulants`), for the largest z dividing m (32 <= z <= 1024) such that every layer
+    (``layer_start``) lies in one block row, no block row has more than ``CIRCULANT_SLOTS - 1``
+    circulants and at most m / 16 rows have an extra column; None where no z does.
+    (:func:`sparse_layout` asks for codes of rows of more than 16 edges and no column order of
+    their own.)
+
+    Edge (r, c), t = r mod z, lies on circulant (i, j, s) = (r div z, c div z, (c - t) mod z); a
+    circulant of the form holds z edges, one a row of its block row."""
+    H = H.tocsr()
+    m, n = H.shape
+    rows = np.repeat(np.arange(m), np.diff(H.indptr))
+    cols = H.indices.astype(np.int64)
+    starts = np.asarray(layer_start)
+    for z in sorted((d for d in range(32, min(m, 1024) + 1) if m % d == 0), reverse=True):
+        if np.any(starts[:-1] // z != (starts[1:] - 1) // z):
+            continue
+        i, t, j = rows // z, rows % z, cols // z
+        key = (i * (n // z + 1) + j) * z + (cols % z - t) % z
+        uniq, inverse, count = np.unique(key, return_inverse=True, return_counts=True)
+        full = count[inverse] == z
+        loose = rows[~full]
+        if loose.size > m // 16 or (loose.size and np.bincount(loose).max() > 1):
+            continue
+        per_row = np.bincount(rows[full] // z, minlength=m // z) // z
+        if per_row.max(initial=0) > CIRCULANT_SLOTS - 1:
+            continue
+        slots = np.zeros((m // z, CIRCULANT_SLOTS, 2), dtype=np.int32)
+        circ = uniq[count == z]
+        ci, rest = circ // ((n // z + 1) * z), circ % ((n // z + 1) * z)
+        cj, cs = rest // z, rest % z
+        for b in range(m // z):
+            mine = ci == b
+            slots[b, :per_row[b], 0] = cj[mine] * z + cs[mine]
+            slots[b, :per_row[b], 1] = z - cs[mine]
+            slots[b, -1] = (per_row[b], 0)
+        extra = np.full(m, -1, dtype=np.int32)
+        extra[loose] = cols[~full]
+        return Circulants(z, slots, extra)
+    return None
 
 
 def kernel_columns(code) -> np.ndarray | None:
@@ -138,10 +206,19 @@ def row_variant(layout: SparseLayout) -> int:
     return next(d for d in ROW_VARIANTS if d >= layout.max_row)
 
 
+def circulant_rows(layout: SparseLayout, precision: str, posteriors: str, schedule: str) -> bool:
+    """Whether the launch computes its rows' columns (``sp33c``: a circulant form, float32,
+    layered, posteriors in shared memory)."""
+    return (layout.circulants is not None and precision == "float32" and posteriors == "shared"
+            and schedule == "layered")
+
+
 def kernel_name(layout: SparseLayout, precision: str, posteriors: str, schedule: str, llr_code: str) -> str:
     """Entry point of kernels/sparse_decode.cu, ``sp<DC_MAX>_<f32|f16>_<sh|gl>_<schedule>_<input>``
-    (:func:`row_variant`)."""
-    return (f"sp{row_variant(layout)}_{'f16' if precision == 'float16' else 'f32'}_"
+    (:func:`row_variant`), or ``sp33c_f32_sh_layered_<input>`` (:func:`circulant_rows`)."""
+    circulant = circulant_rows(layout, precision, posteriors, schedule)
+    rows = f"sp{CIRCULANT_SLOTS}c" if circulant else f"sp{row_variant(layout)}"
+    return (f"{rows}_{'f16' if precision == 'float16' else 'f32'}_"
             f"{'sh' if posteriors == 'shared' else 'gl'}_{schedule}_{llr_code}")
 
 
@@ -168,6 +245,7 @@ class SparsePlan:
         self.posteriors = "shared" if posteriors == "shared" or (posteriors == "auto" and fits) else "device"
 
         def load():
+            self.circulant = circulant_rows(lay, dec.precision, self.posteriors, dec.schedule)
             self.name = kernel_name(lay, dec.precision, self.posteriors, dec.schedule, llr_code)
             self.func = ctx.function(MODULE, self.name)
             self.attributes = ctx.kernel_attributes(self.func)
@@ -179,7 +257,9 @@ class SparsePlan:
             if by_shared * threads < MIN_SHARED_WARPS * WARP:
                 self.posteriors = "device"
                 threads = load()
-        shared = post_bytes if self.posteriors == "shared" else 0
+        circ = lay.circulants if self.circulant else None
+        shared = 0 if self.posteriors != "shared" else (
+            post_bytes if circ is None else 4 * (lay.n + lay.n % 2) + circ.slots.nbytes)   # the slots after the posteriors
         self.func.prepare(_ARG_TYPES)
         self.shape = LaunchShape(2 if pairs else 1, threads, shared,
                                  blocks_per_sm(lim, self.attributes, threads, shared), lim.sm_count)
@@ -190,6 +270,8 @@ class SparsePlan:
         self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
             drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
         self.kcol = drv.to_device(lay.kcol) if lay.kcol is not None else np.intp(0)
+        self.circ, self.extra, self.z = ((drv.to_device(circ.slots), drv.to_device(circ.extra), circ.z)
+                                         if circ is not None else (np.intp(0), np.intp(0), 1))
         self.bits_width = packed_bits.width(lay.n) if dec.packed else lay.n
         self.soft_width = lay.n if dec.soft_output else 0       # posteriors a frame (engine)
         self.default_streams = 1 if dec.preset == "latency" else 4
@@ -213,6 +295,6 @@ class SparsePlan:
         self._launch(
             stream, (self.shape.grid_blocks(count), 1),
             dev_in, d.llr_scale, out[0], int(d.packed), out[1], out[2], self.cols_t, lay.cols_t.shape[0],
-            self.layer_start, self.col_ptr, self.col_edges, self.kcol, scratch,
+            self.layer_start, self.col_ptr, self.col_edges, self.kcol, self.circ, self.extra, self.z, scratch,
             self.scratch_block, lay.n, lay.m, lay.layers, count, d.max_iterations, int(d.early_stop),
             _RULES[d.algorithm], d.alpha, d.beta, out[3])
