@@ -75,23 +75,27 @@ struct MinSumRule {
     }
 };
 
-// The columns of row r from the transposed table cols_t[e * m + r] (-1 past the row's dc, width =
-// the heaviest row), held in registers: no row pointer to wait for, and a warp's rows read one
-// coalesced line an edge.  Slots 0 .. dc-1 are the row's edges.
-template <int DC_MAX>
+// The columns of row r from the transposed table cols_t[e * m + r] (width = the heaviest row; a
+// lighter row's slots past its edges hold the pad column `pad`, whose posterior stays +inf), held
+// in registers: no row pointer to wait for, and a warp's rows read one coalesced line an edge.
+// PADDED: every slot below width is run, the pad's too (|Q| = +inf is never a minimum, its sign is
+// +, and Q + R stays +inf, so a pad slot changes no message): a test of a uniform value instead of
+// each thread's column; else a slot runs where its column is not the pad.  PADDED for rows of up to
+// 16 edges with the posteriors in shared memory (DVB-S2 short frames: 1/2 +7 %, 3/5 +48 % in
+// binary16); padded everywhere, C2 lost 8 % and the normal frames' device-memory kernel spilled
+// (docs/gpu.md "Padded rows").
+template <int DC_MAX, bool PADDED>
 struct TableColumns {
     int col[DC_MAX];
-    int dc;
+    int dc, pad;
 
-    __device__ __forceinline__ TableColumns(const int* __restrict__ cols_t, int width, int m, int r) : dc(0)
+    __device__ __forceinline__ TableColumns(const int* __restrict__ cols_t, int width, int m, int r, int pad_)
+        : dc(width), pad(PADDED ? 0 : pad_)
     {
 #pragma unroll
-        for (int e = 0; e < DC_MAX; ++e) {
-            col[e] = e < width ? cols_t[e * m + r] : -1;
-            dc += col[e] >= 0;
-        }
+        for (int e = 0; e < DC_MAX; ++e) col[e] = e < width ? cols_t[e * m + r] : pad;
     }
-    __device__ __forceinline__ bool has(int e) const { return col[e] >= 0; }
+    __device__ __forceinline__ bool has(int e) const { return PADDED ? e < dc : col[e] != pad; }
     __device__ __forceinline__ int operator[](int e) const { return col[e]; }
 };
 
@@ -302,6 +306,7 @@ struct Float32Frames {
     template <int DC_MAX> using Record = RowRecord;
     template <int DC_MAX> using Row = Float32Row<DC_MAX>;
     __host__ __device__ static constexpr int record_words(int) { return 4; }
+    static constexpr float kPad = __builtin_huge_valf();
     __device__ static Word channel(const float (&v)[1]) { return v[0]; }
     __device__ static Word add(Word a, Word b) { return __fadd_rn(a, b); }
     __device__ static unsigned negative(Word w) { return w < 0.0f ? 1u : 0u; }   // bit h: frame h's sign
@@ -315,6 +320,7 @@ struct HalfPairs {
     template <int DC_MAX> using Record = PairRecord<DC_MAX>;
     template <int DC_MAX> using Row = PairRow<DC_MAX>;
     __host__ __device__ static constexpr int record_words(int dc_max) { return 2 + (dc_max + 7) / 8; }
+    static constexpr unsigned kPad = kHalfInf2;
     __device__ static Word channel(const float (&v)[2]) { return half_llr_pair(v[0], v[1]); }
     __device__ static Word add(Word a, Word b) { return as_bits(__hadd2_rn(as_half2(a), as_half2(b))); }
     __device__ static unsigned negative(Word w) { return ((w >> 15) & 1u) | ((w >> 30) & 2u); }
@@ -322,7 +328,7 @@ struct HalfPairs {
 };
 
 // CIRC (layered, POST_SHARED): the rows' columns from circ[i * DC_MAX + e] (block row i's (a_e, lim_e),
-// entry DC_MAX - 1 holding (count, 0); copied after the posteriors in shared memory) and extra[r],
+// entry DC_MAX - 1 holding (count, 0); copied after the posteriors and the pad word in shared memory) and extra[r],
 // circulants of size z (CirculantColumns); else from cols_t (TableColumns).
 template <class P, int DC_MAX, bool FLOOD, typename In, bool POST_SHARED, bool CIRC = false>
 __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned char* __restrict__ bits,
@@ -351,10 +357,13 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
     Word* post = POST_SHARED ? reinterpret_cast<Word*>(smem_vec)
                              : reinterpret_cast<Word*>(mine + 4ll * P::record_words(DC_MAX) * m);
     Word* lch = post + n;  // flooding only
+    const int pad_column = FLOOD ? 2 * n : n;   // the pad column of lighter rows (TableColumns): +inf
+    constexpr bool PADDED = POST_SHARED && DC_MAX <= 16;
     const MinSumRule k(rule, alpha, beta);
 
     const auto at = [kcol](int c) { return kcol != nullptr ? kcol[c] : c; };  // frame -> kernel column
     if (tid < F) flag[tid] = 0;
+    if (tid == 0) post[pad_column] = P::kPad;
     __syncthreads();
     const In* src = llr + f0 * n;
     for (int i = tid; i < n; i += nt) {
@@ -366,7 +375,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
         if (FLOOD) lch[at(i)] = c;
     }
     for (int r = tid; r < m; r += nt) Record{}.store(rec, m, r);
-    int2* circ_sh = reinterpret_cast<int2*>(post + ((n + 1) & ~1));   // CIRC: after the posteriors
+    int2* circ_sh = reinterpret_cast<int2*>(post + ((n + 2) & ~1));   // CIRC: after the posteriors and the pad
     if (CIRC)
         for (int i = tid; i < m / z * DC_MAX; i += nt) circ_sh[i] = circ[i];
     __syncthreads();
@@ -408,7 +417,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
                         if constexpr (CIRC)
                             return CirculantColumns<DC_MAX>(slots, r - i * z, count, extra[r], z);
                         else
-                            return TableColumns<DC_MAX>(cols_t, width, m, r);
+                            return TableColumns<DC_MAX, PADDED>(cols_t, width, m, r, pad_column);
                     }();
                     Row row;
                     row.old = Record::load(rec, m, r);
@@ -421,7 +430,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
             }
         } else {
             for (int r = tid; r < m; r += nt) {
-                const TableColumns<DC_MAX> col(cols_t, width, m, r);
+                const TableColumns<DC_MAX, PADDED> col(cols_t, width, m, r, pad_column);
                 Row row;
                 row.old = Record::load(rec, m, r);
                 row.gather(post, col);
@@ -442,10 +451,7 @@ __device__ void sparse_frames(const In* __restrict__ llr, float scale, unsigned 
             unsigned mine_odd = 0u;   // bit h: a row of this thread fails frame h's check
             for (int r = tid; r < m && mine_odd != (1u << F) - 1u; r += nt) {
                 unsigned p = 0u;
-                for (int e = 0; e < width; ++e) {
-                    const int c = cols_t[e * m + r];
-                    if (c >= 0) p ^= P::negative(post[c]);
-                }
+                for (int e = 0; e < width; ++e) p ^= P::negative(post[cols_t[e * m + r]]);   // a pad adds 0
                 mine_odd |= p;
             }
             unsigned odd = 0u;        // bit h: frame h's syndrome failed

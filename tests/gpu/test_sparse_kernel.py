@@ -66,7 +66,7 @@ def test_normal_frames_float32_take_device_memory(cuda):
     code = gl.codes.get("dvbs2-normal-1/2")
     dec = gl.Decoder(code, backend="cuda", max_iterations=2)
     assert _cuda_decoder(dec).engines[0].plan.posteriors == "device"
-    with pytest.raises(ValueError, match=r"posteriors='shared': code 'dvbs2-normal-1/2' needs 259200 B"):
+    with pytest.raises(ValueError, match=r"posteriors='shared': code 'dvbs2-normal-1/2' needs 259204 B"):
         gl.Decoder(code, backend="cuda", posteriors="shared")
 
 

@@ -8,7 +8,9 @@ accumulator wrap), circulants wider than a block of threads (AR4JA k = 16384: z 
 * ``cols_t`` int32 [max_row, m]: ``cols_t[e, r]`` the e-th column of row r in the order of
   ``code.H.indices`` (the reference decoder's edge order, which its two-min scan follows), -1
   past the row's degree: transposed, so a warp's rows read one coalesced line an edge and no
-  row pointer comes first;
+  row pointer comes first (:class:`SparsePlan` uploads it with the pad column in place of -1: the
+  word after the posteriors, ``n`` (flooding ``2n``), which the kernel holds at +inf, so that a
+  lighter row's slot needs no test of its own column: kernels/sparse_decode.cu TableColumns);
 * ``layer_start`` int32 [layers + 1]: layer ``l`` is rows ``layer_start[l] ..
   layer_start[l+1] - 1``, the reference decoder's layers
   (:class:`gpuldpc.codes.tanner.TannerGraph`: runs of consecutive rows with
@@ -237,7 +239,8 @@ class SparsePlan:
         lay, lim = dec.layout, ctx.limits
         self.dec = weakref.proxy(dec)   # weak: the decoder owns the plan (no cycle)
         pairs = dec.precision == "float16"      # binary16: a frame pair a block, a half2 word a posterior
-        post_bytes = lay.n * 4 * (2 if dec.schedule == "flooding" else 1)
+        words = lay.n * (2 if dec.schedule == "flooding" else 1)   # posteriors (and channel LLRs)
+        post_bytes = 4 * (words + 1)            # and the pad column's word (kernels/sparse_decode.cu TableColumns)
         fits = post_bytes + 16 <= lim.shared_per_block_optin
         if posteriors == "shared" and not fits:
             raise ValueError(f"posteriors='shared': code {dec.code.name!r} needs {post_bytes} B of shared memory "
@@ -259,7 +262,7 @@ class SparsePlan:
                 threads = load()
         circ = lay.circulants if self.circulant else None
         shared = 0 if self.posteriors != "shared" else (
-            post_bytes if circ is None else 4 * (lay.n + lay.n % 2) + circ.slots.nbytes)   # the slots after the posteriors
+            post_bytes if circ is None else 4 * ((lay.n + 2) & ~1) + circ.slots.nbytes)   # the slots after the pad
         self.func.prepare(_ARG_TYPES)
         self.shape = LaunchShape(2 if pairs else 1, threads, shared,
                                  blocks_per_sm(lim, self.attributes, threads, shared), lim.sm_count)
@@ -267,8 +270,9 @@ class SparsePlan:
         self.frames_per_wave = self.shape.frames_per_wave
         records = -(-record_bytes(lay, dec.precision) * lay.m // 16) * 16
         self.scratch_block = records + (0 if shared else -(-post_bytes // 16) * 16)
-        self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (
-            drv.to_device(a) for a in (lay.cols_t, lay.layer_start, lay.col_ptr, lay.col_edges))
+        self.cols_t, self.layer_start, self.col_ptr, self.col_edges = (   # lighter rows padded with the pad word
+            drv.to_device(a) for a in (np.where(lay.cols_t < 0, words, lay.cols_t).astype(np.int32), lay.layer_start,
+                                       lay.col_ptr, lay.col_edges))
         self.kcol = drv.to_device(lay.kcol) if lay.kcol is not None else np.intp(0)
         self.circ, self.extra, self.z = ((drv.to_device(circ.slots), drv.to_device(circ.extra), circ.z)
                                          if circ is not None else (np.intp(0), np.intp(0), 1))
