@@ -6,7 +6,9 @@ processes, each loading its fatbins from its own ``GPULDPC_KERNEL_DIR``, the sam
         --out $OUT --name h200-binary16-alu-ab
 
 A variant may also set environment variables after its folder, ``NAME=FOLDER@VAR=VALUE@...``
-(e.g. ``model=.gpukernels@GPULDPC_AUTOTUNE=0``: the same build without measured launch shapes).
+(e.g. ``model=.gpukernels@GPULDPC_AUTOTUNE=0``: the same build without measured launch shapes);
+``@PYTHONPATH=DIR`` puts DIR in front of the path instead (another tree's ``python/``, where the
+change is in the Python too: ``base=.gk-base@PYTHONPATH=/tmp/base/python``).
 
 Each process measures, binary16 messages (``precision="float16"``), layered NMS, 10 it., no
 early stop, WiMAX 2304 r1/2 and WiFi 1944 r1/2:
@@ -18,6 +20,12 @@ early stop, WiMAX 2304 r1/2 and WiFi 1944 r1/2:
 * a digest of the decisions, iteration counts and flags of 4096 frames at 1.5 and 2 dB for
   NMS and OMS, layered and flooding, early stop on: the builds must agree bit for bit (the
   GPU tests compare each with the reference decoder).
+
+``--sparse`` measures the sparse kernel instead (kernels/sparse_decode.cu, docs/gpu.md "Sparse
+kernel"): ``gl.Decoder`` from numpy (the preferred batch; no early stop; 10 it. for C2, 20 for
+DVB-S2) and one chunk's kernel, for CCSDS C2 (int8 and float32 LLRs with binary16 messages,
+float32), DVB-S2 short 1/2 (int8 + binary16, float32), short 3/5 and normal 1/2 (int8 +
+binary16); each row's digest is that of its first 2048 frames' information bits and iterations.
 
 ``--nr K,E`` (repeatable) adds the 5G NR block ``gl.codes.nr(K, E)``: issue 14's row
 (``gl.Decoder``, int8 E LLRs from numpy, binary16 messages, packed decisions, 5 it., no early
@@ -93,7 +101,39 @@ def nr_rows(k, e, reps):
     return row, h.hexdigest()[:16]
 
 
-def child(frames, reps, nr=()):
+# --sparse: (code, Eb/N0 dB, iterations, messages, LLR dtype)
+SPARSE_ROWS = (("ccsds-c2", 3.6, 10, "float16", "int8"), ("ccsds-c2", 3.6, 10, "float16", "float32"),
+               ("ccsds-c2", 3.6, 10, "float32", "float32"), ("dvbs2-short-1/2", 2.4, 20, "float16", "int8"),
+               ("dvbs2-short-1/2", 2.4, 20, "float32", "float32"), ("dvbs2-normal-1/2", 1.0, 20, "float16", "int8"),
+               ("dvbs2-short-3/5", 2.8, 20, "float16", "int8"))
+
+
+def sparse_rows(reps):
+    """The ``--sparse`` rows (module docstring) and their digests."""
+    rows, digests = [], {}
+    for name, ebn0, iterations, precision, llr_dtype in SPARSE_ROWS:
+        code = gl.codes.get(name)
+        _, llr = noisy(code, 2048, ebn0=ebn0)
+        dec = gl.Decoder(code, backend="cuda", max_iterations=iterations, early_stop=False, devices=[0],
+                         precision=precision, llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0)
+        batch = dec.preferred_batch("throughput")
+        x = np.resize(quantised(llr, "int8", 0.25) if llr_dtype == "int8" else llr, (batch, code.n))
+        res = dec.decode(x)
+        t = median_time(lambda: dec.decode(x), reps)
+        low = dec._impl.decoder if hasattr(dec._impl, "decoder") else dec._impl._impl.decoder   # shaped: C2
+        rows.append(dict(code=name, api="gl.Decoder", input=f"numpy {llr_dtype}, {precision} messages", frames=batch,
+                         iterations=iterations, coded_gbps=code.n * batch / t / 1e9, kernel=low.kernel,
+                         kernel_gbps=kernel_gbps(low, low.engines[0].chunk)))
+        digests[f"{name} {precision} {llr_dtype}"] = hashlib.sha256(
+            np.ascontiguousarray(res.info[:2048]).tobytes() + res.iterations[:2048].tobytes()).hexdigest()[:16]
+        dec.close()
+    return rows, digests
+
+
+def child(frames, reps, nr=(), sparse=False):
+    if sparse:
+        rows, digests = sparse_rows(reps)
+        return dict(rows=rows, digests=digests)
     rows, digests = [], {}
     for name in CODES:
         code = gl.codes.get(name)
@@ -134,13 +174,16 @@ def gpu_facts():
 def format_table(doc):
     lines = [f"# {doc['gpu']} (driver {doc['driver']}), commit {doc['commit']}, {doc['date']}; "
              f"variants {doc['variants']}; processes in the order below",
-             "# binary16 messages, layered NMS, 10 it. (5G NR: 5 it.), no early stop, coded Gb/s (5G NR: info too)"]
+             "# binary16 messages (the sparse rows: as named), layered NMS, 10 it. (5G NR: 5 it.; DVB-S2: 20), "
+             "no early stop, coded Gb/s (5G NR: info too)"]
     for p in doc["processes"]:
         lines.append("")
         for r in p["rows"]:
             kern = f"  (kernel only {r['kernel_gbps']:.1f})" if r.get("kernel_gbps") else ""
             if r.get("info_gbps"):
                 kern += f"  info {r['info_gbps']:.2f} Gb/s"
+            if r.get("kernel") and r["code"] not in CODES:
+                kern += f"  {r['kernel']}"
             if r.get("frames_per_block"):
                 kern += f"  {r['frames_per_block']} frames a block"
             if r.get("shapes_timed"):
@@ -163,10 +206,12 @@ def main(argv=None):
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--name", default="kernel-ab")
     ap.add_argument("--nr", action="append", default=[], metavar="K,E", help="a 5G NR block gl.codes.nr(K, E)")
+    ap.add_argument("--sparse", action="store_true", help="the sparse kernel's rows (DVB-S2, C2) instead")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        print(json.dumps(child(args.frames, args.reps, [tuple(int(v) for v in b.split(",")) for b in args.nr])))
+        print(json.dumps(child(args.frames, args.reps, [tuple(int(v) for v in b.split(",")) for b in args.nr],
+                               args.sparse)))
         return 0
     variants = dict(v.split("=", 1) for v in args.variant)
     if len(variants) < 2:
@@ -175,10 +220,12 @@ def main(argv=None):
     for rnd in range(1, args.rounds + 1):
         for name, spec in variants.items():
             folder, *settings = spec.split("@")
-            env = dict(os.environ, GPULDPC_KERNEL_DIR=os.path.abspath(folder),
-                       **dict(v.split("=", 1) for v in settings))
+            env = dict(os.environ, GPULDPC_KERNEL_DIR=os.path.abspath(folder))
+            for var, value in (v.split("=", 1) for v in settings):
+                env[var] = os.pathsep.join(filter(None, (value, env.get(var)))) if var == "PYTHONPATH" else value
             out = subprocess.run([sys.executable, __file__, "--child", "--frames", str(args.frames),
-                                  "--reps", str(args.reps)] + [f"--nr={b}" for b in args.nr],
+                                  "--reps", str(args.reps)] + [f"--nr={b}" for b in args.nr]
+                                 + (["--sparse"] if args.sparse else []),
                                  env=env, capture_output=True, text=True)
             if out.returncode:
                 sys.stderr.write(out.stderr)

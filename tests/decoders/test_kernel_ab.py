@@ -66,3 +66,33 @@ def test_variant_environment_and_shapes_in_the_table(ab, monkeypatch, tmp_path):
     assert [ln.split()[-2] for ln in lines if "kernel only, one launch" in ln] == ["56.60", "58.90"]
     assert lines[4].startswith("model1") and lines[4].endswith(
         "(kernel only 49.6)  4 frames a block (timed: 2: 52.6, 4: 54.1 Gb/s)")
+
+
+def test_sparse_rows_and_another_tree(ab, monkeypatch, tmp_path):
+    """``--sparse`` reaches every child and its rows name their kernels in the table; a variant's
+    ``@PYTHONPATH=DIR`` goes in front of the path the parent has (another tree's python/), its
+    other settings replace."""
+    import json
+    import types
+
+    seen = []
+    real_run = ab.subprocess.run
+
+    def run(cmd, env=None, **kw):
+        if "--child" not in cmd:
+            return real_run(cmd, env=env, **kw)
+        seen.append(("--sparse" in cmd, env["PYTHONPATH"], env.get("GPULDPC_AUTOTUNE")))
+        rows = [dict(code="ccsds-c2", api="gl.Decoder", input="numpy int8, float16 messages", coded_gbps=15.3,
+                     kernel_gbps=15.7, kernel="sp34_f16_sh_layered_i8")]
+        return types.SimpleNamespace(returncode=0, stdout=json.dumps(dict(rows=rows, digests={"ccsds-c2": "d"})),
+                                     stderr="")
+
+    monkeypatch.setattr(ab.subprocess, "run", run)
+    monkeypatch.setattr(ab, "gpu_facts", lambda: dict(gpu="GPU", driver="1"))
+    monkeypatch.setenv("PYTHONPATH", "/site")
+    assert ab.main(["--variant", "base=kdir@PYTHONPATH=/tree/python@GPULDPC_AUTOTUNE=0", "--variant", "new=kdir",
+                    "--rounds", "1", "--sparse", "--out", str(tmp_path), "--name", "t"]) == 0
+    assert seen == [(True, os.pathsep.join(["/tree/python", "/site"]), "0"), (True, "/site", None)]
+    body = [ln for ln in (tmp_path / "t.txt").read_text().splitlines() if ln.startswith(("base1  ccsds", "new1  ccsds"))]
+    assert len(body) == 2 and all(ln.endswith("(kernel only 15.7)  sp34_f16_sh_layered_i8") for ln in body)
+    assert [name for name, *_ in ab.SPARSE_ROWS].count("ccsds-c2") == 3
