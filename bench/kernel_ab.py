@@ -50,6 +50,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import gpuldpc as gl  # noqa: E402
 from gpu_binary import kernel_gbps, noisy, one_launch, quantised  # noqa: E402
 from gpu_nr import quantized, received  # noqa: E402
+from gpu_sparse import lowest  # noqa: E402
 from timing import median_time, source_commit  # noqa: E402
 
 CODES = ("wimax-2304-1/2", "wifi-1944-1/2")
@@ -83,7 +84,7 @@ def nr_rows(k, e, reps):
     q, info = np.resize(q, (batch, q.shape[1])), np.resize(info, (batch, info.shape[1]))
     fer = float((np.unpackbits(dec.decode(q).info, axis=1, count=code.k) != info).any(axis=1).mean())
     t = median_time(lambda: dec.decode(q), reps)
-    low = dec._impl._impl.decoder                      # ShapedBackend -> cuda backend -> CudaDecoder
+    low = lowest(dec)
     chunk = low.engines[0].chunk
     # kernel only in E bits a block (gpu_binary.kernel_gbps counts low.code's n: the pruned graph's)
     row = dict(code=code.name, api="gl.Decoder", input="numpy int8 E LLRs, packed bits", frames=batch, iterations=5,
@@ -120,7 +121,7 @@ def sparse_rows(reps):
         x = np.resize(quantised(llr, "int8", 0.25) if llr_dtype == "int8" else llr, (batch, code.n))
         res = dec.decode(x)
         t = median_time(lambda: dec.decode(x), reps)
-        low = dec._impl.decoder if hasattr(dec._impl, "decoder") else dec._impl._impl.decoder   # shaped: C2
+        low = lowest(dec)
         rows.append(dict(code=name, api="gl.Decoder", input=f"numpy {llr_dtype}, {precision} messages", frames=batch,
                          iterations=iterations, coded_gbps=code.n * batch / t / 1e9, kernel=low.kernel,
                          kernel_gbps=kernel_gbps(low, low.engines[0].chunk)))
