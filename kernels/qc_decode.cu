@@ -22,7 +22,8 @@
 //             mm<DC_MAX>, hm<DC_MAX>  the ms / hs kernels with the rows' state in device memory, any
 //             number of layers >= 2 (msg_store: ms 3, hs 5 words a row and layer of each frame /
 //             frame pair; blocks of up to 384 threads).
-//   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale).
+//   schedule: layered | flooding;   input: f32 | f16 | i8 (LLR = value * scale); the binary16
+//   kernels (hs, hw, hm) also i4: packed int4 rows of ceil(n/2) bytes (qc_decode.cuh Nibbles).
 // soft: 0, or float32 [frames][n] that receives each frame's posteriors at its stop (soft output,
 // python/gpuldpc/soft.py; the throughput preset's ms*, hs* and stored kernels: the host refuses it
 // for the others).
@@ -46,6 +47,11 @@
 #define GPULDPC_SCHEDULES(prefix, M)                      \
     GPULDPC_INPUTS(prefix##_layered, M, false)            \
     GPULDPC_INPUTS(prefix##_flooding, M, true)
+// the binary16 (frame pair) kernels also read packed int4 rows in their load (load_pairs of Nibbles)
+#define GPULDPC_HALF_SCHEDULES(prefix, M)                         \
+    GPULDPC_SCHEDULES(prefix, M)                                  \
+    GPULDPC_KERNEL(prefix##_layered_i4, M, false, Nibbles)        \
+    GPULDPC_KERNEL(prefix##_flooding_i4, M, true, Nibbles)
 
 using Ms12x7 = RegisterMinSum<12, 7, 2>;
 using Ms12x8 = RegisterMinSum<12, 8, 2>;
@@ -85,17 +91,17 @@ GPULDPC_SCHEDULES(qc_ms8x24, Ms8x24)
 GPULDPC_SCHEDULES(qc_ms16x24, Ms16x24)
 GPULDPC_SCHEDULES(qc_ms24x10, Ms24x10)
 GPULDPC_SCHEDULES(qc_mm24, Mm24)
-GPULDPC_SCHEDULES(qc_hm24, Hm24)
+GPULDPC_HALF_SCHEDULES(qc_hm24, Hm24)
 GPULDPC_SCHEDULES(qc_ep12x8x1, Ep12x8x1)
 GPULDPC_SCHEDULES(qc_ep12x2x4, Ep12x2x4)
 GPULDPC_SCHEDULES(qc_ep12x1x8, Ep12x1x8)
 GPULDPC_INPUTS(qc_pl12x2x7_layered, Pl12x2x7, false)
 GPULDPC_SCHEDULES(qc_stored, Stored)
-GPULDPC_SCHEDULES(qc_hs12x7, Hs12x7)
-GPULDPC_SCHEDULES(qc_hs12x8, Hs12x8)
-GPULDPC_SCHEDULES(qc_hw12x8, Hw12x8)
-GPULDPC_SCHEDULES(qc_hs8x16, Hs8x16)
-GPULDPC_SCHEDULES(qc_hs4x24, Hs4x24)
-GPULDPC_SCHEDULES(qc_hs8x24, Hs8x24)
-GPULDPC_SCHEDULES(qc_hs24x10, Hs24x10)
-GPULDPC_SCHEDULES(qc_hs16x24, Hs16x24)
+GPULDPC_HALF_SCHEDULES(qc_hs12x7, Hs12x7)
+GPULDPC_HALF_SCHEDULES(qc_hs12x8, Hs12x8)
+GPULDPC_HALF_SCHEDULES(qc_hw12x8, Hw12x8)
+GPULDPC_HALF_SCHEDULES(qc_hs8x16, Hs8x16)
+GPULDPC_HALF_SCHEDULES(qc_hs4x24, Hs4x24)
+GPULDPC_HALF_SCHEDULES(qc_hs8x24, Hs8x24)
+GPULDPC_HALF_SCHEDULES(qc_hs24x10, Hs24x10)
+GPULDPC_HALF_SCHEDULES(qc_hs16x24, Hs16x24)

@@ -83,10 +83,39 @@ __device__ __forceinline__ float llr_float(float x, float scale) { return x * sc
 __device__ __forceinline__ float llr_float(__half x, float scale) { return __half2float(x) * scale + 0.0f; }
 __device__ __forceinline__ float llr_float(signed char x, float scale) { return (float)x * scale + 0.0f; }
 
+// Packed int4 input (the binary16 kernels' "i4" entry points; python/gpuldpc/int4.py): a frame's
+// row is ceil(n/2) bytes, byte j holding column 2j in its low nibble and 2j + 1 in its high one,
+// each a two's complement 4-bit value, -8 read as -7; LLR = value * scale, the float32 the i8
+// kernels form from the int8 rows kernels/transport.cu unpack_int4 writes of the same bytes.  A
+// tag type: its rows are addressed in bytes (frame_row), its values read by load_pairs.
+struct Nibbles {
+    unsigned char byte;
+};
+
 template <typename In> constexpr bool is_f32 = false;
 template <> constexpr bool is_f32<float> = true;
-template <typename In> constexpr bool is_i8 = false;  // int8 input is always finite
+template <typename In> constexpr bool is_i8 = false;  // int8 (and int4) input is always finite
 template <> constexpr bool is_i8<signed char> = true;
+template <> constexpr bool is_i8<Nibbles> = true;
+
+// Frame f's row of input LLRs (n values a frame).
+template <typename In>
+__device__ __forceinline__ const In* frame_row(const In* llr, long long f, int n)
+{
+    return llr + f * n;
+}
+template <>
+__device__ __forceinline__ const Nibbles* frame_row(const Nibbles* llr, long long f, int n)
+{
+    return llr + f * ((n + 1) / 2);
+}
+
+// Column k (0..7) of 8 packed int4 columns in a word (little-endian: column k in bits 4k..4k+3)
+// as the float32 LLR, -8 read as -7 (unpack_int4's nibble()).
+__device__ __forceinline__ float nibble_llr(unsigned word, int k, float scale)
+{
+    return (float)max((int)(((word >> (4 * k)) & 15u) ^ 8u) - 8, -7) * scale + 0.0f;
+}
 
 // Input LLR as float32, through the rule for non-finite values (llr_load.cuh: NaN -> +0,
 // +-inf -> +-kLlrSaturation, bad = 1; finite values pass unchanged).
@@ -103,6 +132,7 @@ template <typename In> struct Raw4;
 template <> struct Raw4<float> { using T = float4; };
 template <> struct Raw4<__half> { using T = uint2; };
 template <> struct Raw4<signed char> { using T = char4; };
+template <> struct Raw4<Nibbles> { using T = unsigned; };  // (declared only: no shared-state kernel takes i4)
 template <typename In>
 __device__ __forceinline__ typename Raw4<In>::T raw4(const In* p)
 {
@@ -1204,6 +1234,43 @@ __device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, in
     }
 }
 
+// load_pairs of packed int4 rows (Nibbles): where n % 8 == 0 and the rows are 4-byte aligned (every
+// standard code from the engine's buffers), 8 columns of both frames from one 4-byte load each, two
+// 16-byte stores; else column by column.  The words are load_pairs' of the int8 values.
+__device__ void load_pairs(unsigned* dst, const Nibbles* src_, float scale, int nf, int n, int stride, int*)
+{
+    const unsigned char* src = &src_->byte;
+    const int w = (n + 1) >> 1;  // bytes a row
+    const int pairs = (nf + 1) >> 1;
+    for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
+        dst[i / (stride - n) * stride + n + i % (stride - n)] = kHalfInf2;
+    if ((n & 7) == 0 && (reinterpret_cast<size_t>(src) & 3) == 0) {
+        const int octs = n >> 3;
+        for (int i = threadIdx.x; i < pairs * octs; i += blockDim.x) {
+            const int p = i / octs;
+            const int c = 8 * (i - p * octs);
+            const unsigned char* a = src + (2 * p) * w + c / 2;
+            const unsigned x = *reinterpret_cast<const unsigned*>(a);
+            const unsigned y = 2 * p + 1 < nf ? *reinterpret_cast<const unsigned*>(a + w) : 0u;  // 0: LLR +0
+            unsigned v[8];
+#pragma unroll
+            for (int k = 0; k < 8; ++k) v[k] = half_llr_pair(nibble_llr(x, k, scale), nibble_llr(y, k, scale));
+            uint4* to = reinterpret_cast<uint4*>(dst + p * stride + c);
+            to[0] = make_uint4(v[0], v[1], v[2], v[3]);
+            to[1] = make_uint4(v[4], v[5], v[6], v[7]);
+        }
+    } else {
+        for (int i = threadIdx.x; i < pairs * n; i += blockDim.x) {
+            const int p = i / n;
+            const int c = i - p * n;
+            const unsigned char* a = src + (2 * p) * w + c / 2;
+            const int k = c & 1;
+            dst[p * stride + c] = half_llr_pair(nibble_llr(a[0], k, scale),
+                                                2 * p + 1 < nf ? nibble_llr(a[w], k, scale) : 0.0f);
+        }
+    }
+}
+
 // Hard decisions (bit = 1 iff posterior < 0) of the frame in half h of a pair's words (16-byte
 // aligned), to dst: unpacked, or packed 8 per byte (np.packbits order), by the whole block.
 __device__ void write_half_decisions(const unsigned* words, int h, int n, int packed, unsigned char* dst)
@@ -1342,7 +1409,7 @@ __device__ void decode_frames(const In* __restrict__ llr, float scale, unsigned 
     // iters[] is set before a load flags a frame in it (the shared-state kernels' loads come after
     // the next barrier; int8 input is always finite)
     if (!is_i8<In> && (!M::kSharedState || PART == kFrames)) __syncthreads();
-    const In* src = llr + frame0 * n;
+    const In* src = frame_row(llr, frame0, n);
     float* first = FLOOD ? lch : post;
     if constexpr (kPack == 2) {
         load_pairs(reinterpret_cast<unsigned*>(first), src, scale, nf, n, stride, iters);

@@ -20,10 +20,12 @@ the product the cuda kernels form, so every backend gives its own float32 decode
 those values, and cuda int4 equals cuda ``llr_dtype="int8"`` of :func:`unpack_int4` bit for bit):
 
 * ``cuda``: the packed bytes cross PCIe (a WiMAX 2304 frame: 1152 bytes, against 2304 int8
-  and 9216 float32); a kernel (kernels/transport.cu ``unpack_int4``) expands each chunk on
-  the GPU, on the slot's stream, into the int8 rows the int8 kernels read
-  (:class:`gpuldpc.cuda.stages.Int4Plan`); both presets (the latency preset launches its
-  kernel, no resident kernel); GPU arrays of packed bytes too;
+  and 9216 float32); the binary16 QC kernels (``precision="float16"``) read them as they are
+  (their ``_i4`` entry points, kernels/qc_decode.cuh ``Nibbles``); for the other kernels
+  (float32 messages, the latency and sparse kernels) a kernel (kernels/transport.cu
+  ``unpack_int4``) first expands each chunk on the GPU, on the slot's stream, into the int8
+  rows their int8 entry points read (:class:`gpuldpc.cuda.stages.Int4Plan`); both presets (no
+  resident kernel); GPU arrays of packed bytes too;
 * ``cpu``, ``reference`` (:class:`HostInt4`): unpacked on the host to int8, then the float32
   LLRs above; the cpu's fixed-point precisions (``"int16"``, ``"int8"``) take the int4
   values as their integers (fixed-point scale ``1 / llr_scale``: :func:`fixed_point_scale`).

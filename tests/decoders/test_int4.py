@@ -138,3 +138,20 @@ def test_packed_width_and_fixed_point_scale():
     assert [int4.packed_width(n) for n in (1, 2, 575, 2304)] == [1, 1, 288, 1152]
     assert int4.fixed_point_scale({"llr_dtype": "int4", "llr_scale": 0.25}) == 4.0
     assert not int4.requested({"llr_dtype": "int8"}) and int4.requested({"llr_dtype": "int4"})
+
+
+@pytest.mark.parametrize("name", ["wimax-2304-1/2", "wifi-1944-2/3", "wimax-576-5/6"])
+def test_binary16_kernels_read_int4_the_others_int8(name):
+    """Which entry point an int4 decoder runs (no GPU): the binary16 QC kernels read the packed
+    rows themselves (``_i4``), the float32 ones (and the latency kernels) the unpacked int8 rows."""
+    from gpuldpc.cuda.decoder import kernel_name, unpacked_suffix
+    from gpuldpc.cuda.layout import qc_layout
+
+    lay = qc_layout(gl.codes.get(name))
+    for schedule in ("layered", "flooding"):
+        for preset in ("throughput", "latency"):
+            half = kernel_name(lay, "nms", schedule, "int4", preset, "float16")
+            assert half.startswith(("qc_hs", "qc_hw", "qc_hm")) and half.endswith(f"{schedule}_i4")
+            assert half[:-3] == kernel_name(lay, "nms", schedule, "int8", preset, "float16")[:-3]
+            assert kernel_name(lay, "nms", schedule, "int4", preset).endswith(f"{schedule}_i8")
+    assert [unpacked_suffix(d) for d in ("float32", "float16", "int8", "int4")] == ["f32", "f16", "i8", "i8"]

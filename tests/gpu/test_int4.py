@@ -1,8 +1,9 @@
 """Packed int4 LLRs on the GPU (``gl.Decoder(backend="cuda", llr_dtype="int4")``,
 :mod:`gpuldpc.int4`, :class:`gpuldpc.cuda.stages.Int4Plan`, kernels/transport.cu ``unpack_int4``).
 
-The packed bytes cross PCIe and are unpacked on the GPU into the int8 rows the int8 kernels
-read, so a cuda int4 decode equals the cuda ``llr_dtype="int8"`` decode of
+The packed bytes cross PCIe; the binary16 QC kernels read them as they are (their ``_i4`` entry
+points, kernels/qc_decode.cuh ``Nibbles``), the other kernels after an unpack on the GPU into the
+int8 rows the int8 kernels read, so a cuda int4 decode equals the cuda ``llr_dtype="int8"`` decode of
 ``gl.unpack_int4(packed)`` with the same ``llr_scale`` bit for bit (bits, iterations, flags, soft
 output), and min-sum equals the reference's float32 decode of ``q * llr_scale``: WiMAX 2304 r1/2
 and WiFi 1944 r2/3, float32 and binary16 messages, both schedules; n = 575 (odd, the kernel's
@@ -67,7 +68,10 @@ def test_cuda_int4_equals_cuda_int8_of_the_unpacked_values(cuda, frames, name, p
     _, packed = _packed(frames, code, 600, EBN0_DB[name] + (0.5 if schedule == "flooding" else 0.0))
     kw = dict(backend="cuda", devices=[0], precision=precision, schedule=schedule, max_iterations=10,
               llr_scale=SCALE, soft_output="posterior")
-    got = gl.Decoder(code, llr_dtype="int4", **kw).decode(packed)
+    dec = gl.Decoder(code, llr_dtype="int4", **kw)
+    assert dec._impl.decoder.kernel.endswith("_i4" if precision == "float16" else "_i8")
+    assert dec._impl.decoder.engines[0].plan.name.startswith("transport/unpack_int4") == (precision == "float32")
+    got = dec.decode(packed)
     want = gl.Decoder(code, llr_dtype="int8", **kw).decode(_int8(packed, code.n))
     _same(got, want, f"{name} {precision} {schedule}", soft=True)
     assert len(set(got.iterations.tolist())) > 1                 # frames stopped at several iterations
@@ -80,12 +84,14 @@ def test_cuda_int4_equals_cuda_int8_of_the_unpacked_values(cuda, frames, name, p
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", ["odd-575", "even-1940"])
 @pytest.mark.parametrize("preset", ["throughput", "latency"])
-def test_cuda_int4_rows_of_any_length_and_the_latency_preset(cuda, frames, name, preset):
-    """n odd (a padding nibble a row) and n % 8 != 0: the unpack kernel's byte path; the latency
-    preset (mapped input read in place by the unpack kernel, no resident kernel)."""
+@pytest.mark.parametrize("precision", ["float32", "float16"])
+def test_cuda_int4_rows_of_any_length_and_the_latency_preset(cuda, frames, name, preset, precision):
+    """n odd (a padding nibble a row) and n % 8 != 0: the byte paths of the unpack kernel (float32)
+    and of the binary16 kernels' load (float16); the latency preset (mapped input read in place,
+    no resident kernel)."""
     code = _code(name)
     _, packed = _packed(frames, code, 300, ebn0=2.5)
-    kw = dict(backend="cuda", devices=[0], preset=preset, max_iterations=10, llr_scale=SCALE)
+    kw = dict(backend="cuda", devices=[0], preset=preset, max_iterations=10, llr_scale=SCALE, precision=precision)
     dec = gl.Decoder(code, llr_dtype="int4", **kw)
     ref = gl.Decoder(code, llr_dtype="int8", **kw)
     assert packed.shape == (300, (code.n + 1) // 2)

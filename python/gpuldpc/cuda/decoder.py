@@ -70,10 +70,17 @@ MEMORY_STATE_WORDS = {"mm": 3, "hm": 5}    # 32-bit words a row and layer of a f
 VARIANT_MAX_THREADS = {"ms24x10": 384, "hs24x10": 384, "hs16x24": 384, "mm24": 384, "hm24": 384}
 PRECISIONS = ("float32", "float16")
 RULES = {"nms": 0, "oms": 1, "spa": 2}
-# llr_dtype -> (the kernels' input suffix, the dtype ``decode`` takes); "int4": packed bytes, unpacked on the
-# GPU into the int8 rows the i8 kernels read (:class:`.stages.Int4Plan`)
+# llr_dtype -> (the kernels' input suffix, the dtype ``decode`` takes); "int4": packed bytes, read as they are
+# by the binary16 QC kernels (``_i4``), unpacked on the GPU into the int8 rows the other kernels read
+# (:class:`.stages.Int4Plan`, :func:`unpacked_suffix`)
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8),
-              "int4": ("i8", np.uint8)}
+              "int4": ("i4", np.uint8)}
+
+
+def unpacked_suffix(llr_dtype: str) -> str:
+    """The input suffix of a kernel without an ``_i4`` entry point (float32 QC kernels, the sparse
+    kernel): int4 rows reach it unpacked to int8."""
+    return "i8" if llr_dtype == "int4" else LLR_DTYPES[llr_dtype][0]
 SOFT_DTYPES = ("float32", "float16")
 _ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
 RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x7_")  # kernels/qc_resident.cu: their resident copies
@@ -122,7 +129,7 @@ def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: s
     if layout.max_row_blocks > STORED_MAX_ROW_BLOCKS:
         raise NotQuasiCyclic(f"a check row of {layout.max_row_blocks} blocks exceeds the kernels' "
                              f"limit of {STORED_MAX_ROW_BLOCKS}")
-    return f"qc_{variant}_{schedule}_{LLR_DTYPES[llr_dtype][0]}"
+    return f"qc_{variant}_{schedule}_{unpacked_suffix(llr_dtype)}"
 
 
 def _fits(layout, variant: str, layers: int, row: int) -> bool:
@@ -261,6 +268,8 @@ class _QcPlan:
         shape = (64, self.dec.layout.n)
         if self.name.endswith("_i8"):                               # int8 (and int4, unpacked to int8)
             return rng.integers(-20, 21, shape).astype(np.int8)
+        if self.name.endswith("_i4"):                               # packed int4 bytes
+            return rng.integers(0, 256, (64, packed_width(self.dec.layout.n)), dtype=np.uint8)
         return rng.normal(0.0, 2.0, shape).astype(np.float16 if self.name.endswith("_f16") else np.float32)
 
     def resident(self, slot):
@@ -282,6 +291,8 @@ class _QcPlan:
         return self.frames_per_wave * (1 if self.dec.preset == "latency" else 2)
 
     def frame_bytes(self, kind) -> int:
+        if self.name.endswith("_i4"):
+            return packed_width(self.dec.layout.n)
         return self.dec.layout.n * np.dtype(self.dec.llr_np_dtype).itemsize
 
     def scratch_bytes(self, frames) -> int:
@@ -327,8 +338,8 @@ class CudaDecoder(GpuDecoder):
         int4 and float16: the quantisation step; a negative scale takes LLRs whose positive means
         bit 1, as ``gl.Decoder(positive_llr_bit=1)`` hands them).  "int4": packed uint8
         [batch, ceil(n/2)], two 4-bit values a byte (:mod:`gpuldpc.int4`), copied to the GPU as
-        they are and unpacked there into int8 rows (:class:`.stages.Int4Plan`); not with
-        ``shaping``.
+        they are; the binary16 QC kernels read them so (their ``_i4`` entry points), the other
+        kernels after an unpack into int8 rows (:class:`.stages.Int4Plan`); not with ``shaping``.
     packed : bool
         Hard decisions packed 8 per byte (``numpy.packbits`` order) instead of one per byte.
     resident : bool
@@ -447,13 +458,13 @@ class CudaDecoder(GpuDecoder):
     def _plan(self, ctx):
         """The decoding plan behind its stages (:mod:`.stages`): rate recovery (``shaping``),
         the int4 unpack (``llr_dtype="int4"``), the binary16 soft output (``soft_dtype``)."""
-        plan = (SparsePlan(ctx, self, LLR_DTYPES[self.llr_dtype][0], self.posteriors) if self.sparse
+        plan = (SparsePlan(ctx, self, unpacked_suffix(self.llr_dtype), self.posteriors) if self.sparse
                 else _QcPlan(ctx, self, self._frames_per_block))
         if self.shaping is not None:
             if self._tables is None:
                 self._tables = RecoveryTables(self.shaping)
             plan = RecoveryPlan(ctx, plan, self._tables, self.llr_np_dtype)
-        if self.llr_dtype == "int4":
+        if self.llr_dtype == "int4" and not self.kernel.endswith("_i4"):
             plan = Int4Plan(ctx, plan)
         if self.soft_output and self.soft_dtype == "float16":
             plan = HalfSoftPlan(ctx, plan)

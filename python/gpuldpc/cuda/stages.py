@@ -6,7 +6,8 @@ another stage) and changes what crosses PCIe without touching the decoding kerne
 
 * :class:`Int4Plan` (issue 16 item 4, :mod:`gpuldpc.int4`): input rows of packed int4 LLRs,
   ``ceil(n/2)`` bytes a frame, expanded by ``unpack_int4`` (kernels/transport.cu) into the
-  int8 rows the inner plan's int8 kernel reads;
+  int8 rows the inner plan's int8 kernel reads (kernels without an ``_i4`` entry point: the
+  binary16 QC kernels read the packed rows themselves);
 * :class:`HalfSoftPlan` (issue 16 item 2, :func:`gpuldpc.soft.to_float16`): the inner kernel
   writes its float32 posteriors into the stage buffer, ``soft_to_half`` converts them into the
   slot's soft-output buffer as binary16, so 2 bytes a bit cross PCIe instead of 4;
