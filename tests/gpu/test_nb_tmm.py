@@ -108,3 +108,6 @@ def test_kernel_name_and_shared_words_a_worker():
     low = nb_layout(gl.codes.get("gf256-384-128"))                 # d = 3: 2 * 4 + 4 + (3 + 10) * 256
     assert (unit_floats("tmm", low), unit_floats("minmax", low)) == (3340, 1800)
     assert unit_floats("tmm1", low) == 3340 - 4 * 256
+    # FFT-SPA (nb_fftspa.cu check_row): the edges with their columns' other edges, d transforms and
+    # the permutation buffer: (3 * (1 + 2) + 3 & ~3) + (3 + 1) * 256
+    assert unit_floats("fft-spa", low) == 12 + 4 * 256

@@ -148,15 +148,15 @@ def unit_floats(algorithm: str, layout: NbLayout) -> int:
     int4: first and second minima, columns) and four planes of outputs (alpha E,
     alpha A_c1, alpha A_c2, paths).  "tmm1" (step 5's pairs from first minima): the same
     without the int4 rows.
-    FFT-SPA: the row's edges (column, log h, the other edges of the column), d staged
-    products, d transforms and a permutation buffer.
+    FFT-SPA: the row's edges (column, log h, the other edges of the column), d transforms and
+    a permutation buffer.
     """
     d, q = layout.max_degree, layout.q
     if algorithm.startswith("tmm"):
         return 2 * ((d + 1) & ~1) + ((d + 3) & ~3) + (d + (10 if algorithm == "tmm" else 6)) * q
     if algorithm != "fft-spa":
         return 2 * ((d + 1) & ~1) + (3 * d - 2) * q
-    return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (2 * d + 1) * q
+    return ((d * (1 + layout.max_column_weight) + 3) & ~3) + (d + 1) * q
 
 
 def launch_shape(algorithm: str, layout: NbLayout, limits, kern, rows_at_once: int,
