@@ -157,7 +157,7 @@ def test_gf_q_worker_threads():
     ("gf32-744-653", "mmma", True, 64, 8, 3),       # ties with 6 x 4 rows: the fewer frames
     ("gf32-620-310", "minmax", False, 64, 16, 4),   # 8 x 8 rows overflow the L2
     ("gf64-1512-1325", "mmma", True, 64, 3, 4),
-    ("gf256-384-128", "fft-spa", False, 64, 6, 5),
+    ("gf256-384-128", "fft-spa", False, 64, 8, 4),  # (d + 1) q words a group since session 30 (6 x 5 before)
 ])
 def test_gf_q_block_shapes(name, algorithm, layered, registers, units, blocks):
     """nb_layout.launch_shape on the H200's limits: the rows busy times the chance that some block is
