@@ -20,6 +20,14 @@ constexpr float kLlrSaturation = 18446744073709551616.0f;
 // valid_out bit of a frame whose LLRs held NaN or +-inf (bit 0: syndrome satisfied)
 constexpr unsigned char kBadLlrFlag = 2;
 
+// A packed int4 LLR (python/gpuldpc/int4.py): v in 0..15 holding a 4-bit two's complement value,
+// as an int in -7..7 (-8 read as -7, the symmetric range of gpuldpc.int4.unpack_int4).  Always
+// finite.  kernels/transport.cu unpack_int4 and the binary16 kernels' int4 load (qc_decode.cuh).
+__device__ __forceinline__ int nibble(unsigned v)
+{
+    return max((int)(v ^ 8u) - 8, -7);
+}
+
 // |x| >= 2^64, +-inf or NaN: the exponent field at least that of 2^64 (64 + 127 = 191).
 __device__ __forceinline__ bool beyond(float x)
 {

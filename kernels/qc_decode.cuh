@@ -111,10 +111,10 @@ __device__ __forceinline__ const Nibbles* frame_row(const Nibbles* llr, long lon
 }
 
 // Column k (0..7) of 8 packed int4 columns in a word (little-endian: column k in bits 4k..4k+3)
-// as the float32 LLR, -8 read as -7 (unpack_int4's nibble()).
+// as the float32 LLR (llr::nibble, then llr_float's product).
 __device__ __forceinline__ float nibble_llr(unsigned word, int k, float scale)
 {
-    return (float)max((int)(((word >> (4 * k)) & 15u) ^ 8u) - 8, -7) * scale + 0.0f;
+    return (float)llr::nibble((word >> (4 * k)) & 15u) * scale + 0.0f;
 }
 
 // Input LLR as float32, through the rule for non-finite values (llr_load.cuh: NaN -> +0,
@@ -1206,12 +1206,18 @@ __device__ __forceinline__ unsigned row_parity(float* post, const int2* edges, i
 // multiple of 4) words: its n columns (half_llr_pair; an odd last frame pairs with zeros,
 // which only its own half ever sees), then pad words (its rows' z among them), half +inf;
 // flags: the frames' iteration words (llr_value).
+// The pad words (half +inf) after the n columns of each of `pairs` frame-pair slots.
+__device__ __forceinline__ void pad_pairs(unsigned* dst, int pairs, int n, int stride)
+{
+    for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
+        dst[i / (stride - n) * stride + n + i % (stride - n)] = kHalfInf2;
+}
+
 template <typename In>
 __device__ void load_pairs(unsigned* dst, const In* src, float scale, int nf, int n, int stride, int* flags)
 {
     const int pairs = (nf + 1) >> 1;
-    for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
-        dst[i / (stride - n) * stride + n + i % (stride - n)] = kHalfInf2;
+    pad_pairs(dst, pairs, n, stride);
     if ((n & 3) == 0) {  // 4 columns of both frames: two vector loads, one 16-byte store
         const int quads = n >> 2;
         for (int i = threadIdx.x; i < pairs * quads; i += blockDim.x) {
@@ -1242,8 +1248,7 @@ __device__ void load_pairs(unsigned* dst, const Nibbles* src_, float scale, int 
     const unsigned char* src = &src_->byte;
     const int w = (n + 1) >> 1;  // bytes a row
     const int pairs = (nf + 1) >> 1;
-    for (int i = threadIdx.x; i < pairs * (stride - n); i += blockDim.x)
-        dst[i / (stride - n) * stride + n + i % (stride - n)] = kHalfInf2;
+    pad_pairs(dst, pairs, n, stride);
     if ((n & 7) == 0 && (reinterpret_cast<size_t>(src) & 3) == 0) {
         const int octs = n >> 3;
         for (int i = threadIdx.x; i < pairs * octs; i += blockDim.x) {

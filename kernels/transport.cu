@@ -17,15 +17,11 @@
 
 #include <cuda_fp16.h>
 
+#include "llr_load.cuh"
+
 namespace {
 
-// A byte 0..15 holding a 4-bit two's complement value -> the int8 value, -8 read as -7.
-__device__ __forceinline__ signed char nibble(unsigned v)
-{
-    return (signed char)max((int)(v ^ 8u) - 8, -7);
-}
-
-// Four bytes 0..15 -> four int8 values (nibble() on each byte).
+// Four bytes 0..15 -> four int8 values (llr::nibble on each byte).
 __device__ __forceinline__ unsigned nibbles4(unsigned v)
 {
     return __vmaxs4(__vsub4(v ^ 0x08080808u, 0x08080808u), 0xf9f9f9f9u);
@@ -59,8 +55,8 @@ extern "C" __global__ void __launch_bounds__(256) unpack_int4(const unsigned cha
     }
     for (int j = j0; j < min(j0 + 4, w); ++j) {
         const unsigned b = row[j];
-        dst[2 * j] = nibble(b & 15u);
-        if (2 * j + 1 < n) dst[2 * j + 1] = nibble(b >> 4);
+        dst[2 * j] = (signed char)llr::nibble(b & 15u);
+        if (2 * j + 1 < n) dst[2 * j + 1] = (signed char)llr::nibble(b >> 4);
     }
 }
 

@@ -75,15 +75,15 @@ RULES = {"nms": 0, "oms": 1, "spa": 2}
 # (:class:`.stages.Int4Plan`, :func:`unpacked_suffix`)
 LLR_DTYPES = {"float32": ("f32", np.float32), "float16": ("f16", np.float16), "int8": ("i8", np.int8),
               "int4": ("i4", np.uint8)}
+SOFT_DTYPES = ("float32", "float16")
+_ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
+RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x7_")  # kernels/qc_resident.cu: their resident copies
 
 
 def unpacked_suffix(llr_dtype: str) -> str:
     """The input suffix of a kernel without an ``_i4`` entry point (float32 QC kernels, the sparse
     kernel): int4 rows reach it unpacked to int8."""
     return "i8" if llr_dtype == "int4" else LLR_DTYPES[llr_dtype][0]
-SOFT_DTYPES = ("float32", "float16")
-_ARG_TYPES = "PfPiPPPPPiiiiiiiiiffP"
-RESIDENT_PREFIXES = ("qc_ep12x1x8_", "qc_pl12x2x7_")  # kernels/qc_resident.cu: their resident copies
 
 
 def kernel_name(layout, algorithm: str, schedule: str, llr_dtype: str, preset: str = "throughput",
