@@ -102,30 +102,34 @@ def nr_rows(k, e, reps):
     return row, h.hexdigest()[:16]
 
 
-# --sparse: (code, Eb/N0 dB, iterations, messages, LLR dtype)
-SPARSE_ROWS = (("ccsds-c2", 3.6, 10, "float16", "int8"), ("ccsds-c2", 3.6, 10, "float16", "float32"),
-               ("ccsds-c2", 3.6, 10, "float32", "float32"), ("dvbs2-short-1/2", 2.4, 20, "float16", "int8"),
-               ("dvbs2-short-1/2", 2.4, 20, "float32", "float32"), ("dvbs2-normal-1/2", 1.0, 20, "float16", "int8"),
-               ("dvbs2-short-3/5", 2.8, 20, "float16", "int8"))
+# --sparse: (code, Eb/N0 dB, iterations, messages, LLR dtype, packed decisions)
+SPARSE_ROWS = (("ccsds-c2", 3.6, 10, "float16", "int8", False), ("ccsds-c2", 3.6, 10, "float16", "int8", True),
+               ("ccsds-c2", 3.6, 10, "float16", "float32", False), ("ccsds-c2", 3.6, 10, "float32", "float32", False),
+               ("dvbs2-short-1/2", 2.4, 20, "float16", "int8", False),
+               ("dvbs2-short-1/2", 2.4, 20, "float32", "float32", False),
+               ("dvbs2-normal-1/2", 1.0, 20, "float16", "int8", False),
+               ("dvbs2-short-3/5", 2.8, 20, "float16", "int8", False))
 
 
 def sparse_rows(reps):
     """The ``--sparse`` rows (module docstring) and their digests."""
     rows, digests = [], {}
-    for name, ebn0, iterations, precision, llr_dtype in SPARSE_ROWS:
+    for name, ebn0, iterations, precision, llr_dtype, packed in SPARSE_ROWS:
         code = gl.codes.get(name)
         _, llr = noisy(code, 2048, ebn0=ebn0)
         dec = gl.Decoder(code, backend="cuda", max_iterations=iterations, early_stop=False, devices=[0],
-                         precision=precision, llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0)
+                         precision=precision, llr_dtype=llr_dtype, llr_scale=0.25 if llr_dtype == "int8" else 1.0,
+                         packed=packed)
         batch = dec.preferred_batch("throughput")
         x = np.resize(quantised(llr, "int8", 0.25) if llr_dtype == "int8" else llr, (batch, code.n))
         res = dec.decode(x)
         t = median_time(lambda: dec.decode(x), reps)
         low = lowest(dec)
-        rows.append(dict(code=name, api="gl.Decoder", input=f"numpy {llr_dtype}, {precision} messages", frames=batch,
+        rows.append(dict(code=name, api="gl.Decoder", input=f"numpy {llr_dtype}, {precision} messages"
+                         + (", packed bits" if packed else ""), frames=batch,
                          iterations=iterations, coded_gbps=code.n * batch / t / 1e9, kernel=low.kernel,
                          kernel_gbps=kernel_gbps(low, low.engines[0].chunk)))
-        digests[f"{name} {precision} {llr_dtype}"] = hashlib.sha256(
+        digests[f"{name} {precision} {llr_dtype}{' packed' if packed else ''}"] = hashlib.sha256(
             np.ascontiguousarray(res.info[:2048]).tobytes() + res.iterations[:2048].tobytes()).hexdigest()[:16]
         dec.close()
     return rows, digests

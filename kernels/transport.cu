@@ -14,6 +14,13 @@
 // soft_to_half: float32 soft output -> IEEE binary16 (python/gpuldpc/soft.py to_float16):
 //   each value clamped to +-65504 (the largest finite binary16; NaN passes) and rounded to
 //   nearest even, as NumPy's float32 -> float16 conversion of the clamped value.  4 values a thread.
+//
+// packed_run: DecodeResult.info of packed decisions whose information bits start inside a byte
+//   (CCSDS C2: bit 18; python/gpuldpc/packed_bits.py info_of).  Row f of the input holds w bytes
+//   of decisions in numpy.packbits order; its bits start .. start + count - 1 are packed again from
+//   bit 0 of output row f (ceil(count/8) bytes): with s = start / 8, r = start % 8,
+//   out[i] = (in[s + i] << r) | (in[s + i + 1] >> (8 - r)), the byte past the row read as 0 and the
+//   low bits of the last byte past the run cleared.  A byte a thread.
 
 #include <cuda_fp16.h>
 
@@ -73,4 +80,21 @@ extern "C" __global__ void __launch_bounds__(256) soft_to_half(const float* __re
         return;
     }
     for (long long k = i; k < count; ++k) out[k] = __float2half_rn(clamp_half(in[k]));
+}
+
+extern "C" __global__ void __launch_bounds__(256) packed_run(const unsigned char* __restrict__ in,
+                                                             unsigned char* __restrict__ out, int w, int start,
+                                                             int count, int frames)
+{
+    const int ow = (count + 7) / 8;
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (long long)frames * ow) return;
+    const int f = (int)(i / ow);
+    const int j = (int)(i - (long long)f * ow) + start / 8;
+    const int r = start % 8;
+    const unsigned char* row = in + (size_t)f * w;
+    unsigned v = (unsigned)row[j] << r;
+    if (j + 1 < w) v |= (unsigned)row[j + 1] >> (8 - r);
+    if (j == start / 8 + ow - 1 && count % 8) v &= 0xffu << (8 - count % 8);
+    out[i] = (unsigned char)v;
 }

@@ -14,8 +14,10 @@ a file of transport blocks takes them in (5G NR at 30-40 Gb/s: 10 KB of decision
 unpacked, against 9.5 KB of int8 LLRs in).
 
 Who packs: the cuda backend's kernels store the decisions packed (one transfer of the packed
-bytes, no host pass); the host backends (cpu, reference) pack what they decoded
-(:class:`HostPacked`).  Binary codes only: a GF(q) symbol already fills its byte.
+bytes, no host pass; an ``info`` run starting inside a byte is shifted on the GPU by the
+throughput preset, :class:`gpuldpc.cuda.stages.PackedInfoPlan`, as :func:`info_of` does it
+here); the host backends (cpu, reference) pack what they decoded (:class:`HostPacked`).
+Binary codes only: a GF(q) symbol already fills its byte.
 """
 from __future__ import annotations
 

@@ -104,8 +104,9 @@ def test_a_backend_offering_make_shaped_gets_the_e_llrs_as_they_are():
     class Impl:
         llr_dtypes = (np.float32,)
 
-        def __init__(self, c, n_in=None):
+        def __init__(self, c, n_in=None, info_of=None):
             self.code, self.n_in = c, n_in or c.n           # n_in: the LLRs a row it takes
+            self.info_of = info_of or c                     # whose info its results give (make_shaped's: code's)
 
         def pinned_llr(self, frames):
             return np.zeros((frames, self.n_in), np.float32)
@@ -113,11 +114,11 @@ def test_a_backend_offering_make_shaped_gets_the_e_llrs_as_they_are():
         def decode(self, llr, out=None):
             seen.append(llr)
             bits = np.zeros((llr.shape[0], self.code.n), np.uint8)
-            return make_result(self.code, bits, np.ones(llr.shape[0], np.int32), np.ones(llr.shape[0], bool),
+            return make_result(self.info_of, bits, np.ones(llr.shape[0], np.int32), np.ones(llr.shape[0], bool),
                                np.zeros(llr.shape[0], bool))
 
     settings = Settings("nms", "layered", 5, True, 0.75, 0.5, "float32", None, {})
-    on_gpu = SimpleNamespace(make=lambda c, s: Impl(c), make_shaped=lambda c, s: Impl(c.decoded, c.n))
+    on_gpu = SimpleNamespace(make=lambda c, s: Impl(c), make_shaped=lambda c, s: Impl(c.decoded, c.n, c))
     on_host = SimpleNamespace(make=lambda c, s: Impl(c), make_shaped=lambda c, s: None)
     llr = np.ones((2, code.n), np.float32)
     dev = make_backend(on_gpu, code, settings)

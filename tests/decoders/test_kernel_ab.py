@@ -95,4 +95,5 @@ def test_sparse_rows_and_another_tree(ab, monkeypatch, tmp_path):
     assert seen == [(True, os.pathsep.join(["/tree/python", "/site"]), "0"), (True, "/site", None)]
     body = [ln for ln in (tmp_path / "t.txt").read_text().splitlines() if ln.startswith(("base1  ccsds", "new1  ccsds"))]
     assert len(body) == 2 and all(ln.endswith("(kernel only 15.7)  sp34_f16_sh_layered_i8") for ln in body)
-    assert [name for name, *_ in ab.SPARSE_ROWS].count("ccsds-c2") == 3
+    assert [name for name, *_ in ab.SPARSE_ROWS].count("ccsds-c2") == 4
+    assert [row[-1] for row in ab.SPARSE_ROWS].count(True) == 1          # C2 packed: info shifted on the GPU

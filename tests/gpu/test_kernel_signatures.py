@@ -47,6 +47,7 @@ def _format(parameters: list[str]) -> str:
     ("shaping.cu", "__launch_bounds__(256) NAME(", recovery.ARG_TYPES),
     ("transport.cu", "__launch_bounds__(256) unpack_int4(", stages.UNPACK_ARGS),
     ("transport.cu", "__launch_bounds__(256) soft_to_half(", stages.HALF_ARGS),
+    ("transport.cu", "__launch_bounds__(256) packed_run(", stages.RUN_ARGS),
     ("mixed_rows.cu", "__launch_bounds__(128) NAME(", mixed_rows.ARG_TYPES),
 ])
 def test_prepared_formats_match_the_kernels(path, opening, expected):

@@ -559,8 +559,9 @@ class ShapedBackend:
     resident one: :func:`gpuldpc.cuda.decoder.latency_kernel_is_resident`) takes the E LLRs
     itself (``on_device=True``: handed over as they are, registered in place or staged like
     any input, recovered by a kernel chunk by chunk, :mod:`gpuldpc.cuda.recovery`, bit for
-    bit this recovery; ``pinned_llr`` then gives page-locked [batch, E] arrays); the others
-    (cpu, reference, the cuda latency preset of a resident kernel) get the host recovery above."""
+    bit this recovery; ``pinned_llr`` then gives page-locked [batch, E] arrays; its results'
+    ``info`` is already this code's, packed C2 info shifted on the GPU); the others (cpu,
+    reference, the cuda latency preset of a resident kernel) get the host recovery above."""
 
     def __init__(self, impl, code: ShapedCode, on_device: bool = False, packed: bool = False):
         self._impl, self._code, self.on_device, self._packed = impl, code, bool(on_device), bool(packed)
@@ -584,6 +585,8 @@ class ShapedBackend:
                 setattr(self, attr, getattr(impl, attr))
 
     def _info(self, res):
+        if self.on_device:          # the decoder gives the shaped code's info itself (make_shaped)
+            return res
         if self._packed:                                   # gl.Decoder(packed=True): packed_bits
             return res._replace(info=packed_bits.info_of(res.bits, self._n, self._info_at))
         return res._replace(info=res.bits[:, self._info_at])

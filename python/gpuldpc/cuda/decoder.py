@@ -29,7 +29,7 @@ from .recovery import RecoveryPlan, RecoveryTables
 from .resident import ARG_TYPES as RESIDENT_ARG_TYPES
 from .sparse_layout import MODULE as SPARSE_MODULE
 from .sparse_layout import POSTERIORS, SparseLayout, SparsePlan, needs_sparse, sparse_layout
-from .stages import HalfSoftPlan, Int4Plan, StagePlan
+from .stages import HalfSoftPlan, Int4Plan, PackedInfoPlan, StagePlan
 from .resident import MAX_FRAMES, ResidentKernel, resident_name
 from .resident import MODULE as RESIDENT_MODULE
 from .tuning import PRESETS, ranked_shapes
@@ -309,6 +309,22 @@ class _QcPlan:
             out[3])
 
 
+def _checked_info_at(info_at, code):
+    """``info_at`` (a slice of step 1 or positions) if it lies within ``code``'s n decisions,
+    else ValueError."""
+    if isinstance(info_at, slice):
+        start, stop, step = info_at.indices(code.n)
+        ok = step == 1 and start < stop and all(v is None or 0 <= v <= code.n for v in (info_at.start, info_at.stop))
+    else:
+        info_at = np.asarray(info_at)
+        ok = info_at.ndim == 1 and info_at.dtype.kind in "iu" and info_at.size > 0 and \
+            0 <= info_at.min() and info_at.max() < code.n
+    if not ok:
+        raise ValueError(f"info_at must be a slice of step 1 or integer positions within the {code.n} decisions "
+                         f"of code {code.name!r}, got {info_at!r}")
+    return info_at
+
+
 class CudaDecoder(GpuDecoder):
     """Binary QC-LDPC decoder on one or several GPUs (the engine: :mod:`.engine`).
 
@@ -368,13 +384,19 @@ class CudaDecoder(GpuDecoder):
         ``llr_dtype`` and recovers the decoded code's LLRs on the GPU, chunk by chunk,
         before the decoding kernel (:mod:`.recovery`; bit for bit the host's
         :meth:`~gpuldpc.codes.shaping.Shaping.recover`).
+    info_at : slice or array of int, optional
+        Where ``DecodeResult.info`` lies among the ``n`` decisions (default the first ``k``; a
+        shaped code's ``decoded_info``, :func:`gpuldpc.result.info_index`).  With ``packed``, a
+        run starting inside a byte (CCSDS C2: bit 18) is shifted to bit 0 on the GPU
+        (:class:`.stages.PackedInfoPlan`) by the throughput preset, on the host otherwise
+        (:func:`gpuldpc.packed_bits.info_of`).
     """
 
     def __init__(self, code, algorithm="nms", schedule="layered", max_iterations=10, early_stop=True,
                  alpha=0.75, beta=0.5, *, precision="float32", devices="all", preset="throughput", streams=None,
                  chunk_frames=None, frames_per_block=None, llr_dtype="float32", llr_scale=1.0,
                  packed=False, resident=True, shaping=None, posteriors="auto", soft_output=False,
-                 soft_dtype="float32"):
+                 soft_dtype="float32", info_at=None):
         if algorithm not in BINARY_ALGORITHMS:
             raise ValueError(f"algorithm={algorithm!r} is not one of {BINARY_ALGORITHMS}")
         if schedule not in SCHEDULES:
@@ -419,6 +441,10 @@ class CudaDecoder(GpuDecoder):
         if posteriors not in POSTERIORS:
             raise ValueError(f"posteriors={posteriors!r} is not one of {POSTERIORS}")
         self.posteriors = posteriors
+        self.info_at = slice(0, code.k) if info_at is None else _checked_info_at(info_at, code)
+        self._shifted_info = self._info_shift_run()
+        if self._shifted_info is not None:
+            self.info_runs = ((0, 0, packed_bits.width(self._shifted_info[1] - self._shifted_info[0])),)
         self.layout, self.kernel = self._kernel(code, algorithm, schedule, llr_dtype, preset, precision)
         self._frames_per_block = frames_per_block
         self._tables = None
@@ -468,7 +494,19 @@ class CudaDecoder(GpuDecoder):
             plan = Int4Plan(ctx, plan)
         if self.soft_output and self.soft_dtype == "float16":
             plan = HalfSoftPlan(ctx, plan)
+        if self._shifted_info is not None:
+            plan = PackedInfoPlan(ctx, plan, *self._shifted_info)
         return plan
+
+    def _info_shift_run(self) -> tuple[int, int] | None:
+        """(start, stop) of the information bits where the GPU shifts them out of packed
+        decisions (:class:`.stages.PackedInfoPlan`: ``packed``, the throughput preset, a run
+        starting inside a byte), else None (``info`` a view of ``bits``, or made on the host)."""
+        at = self.info_at
+        if not (self.packed and self.preset == "throughput" and isinstance(at, slice) and at.step in (None, 1)):
+            return None
+        start, stop, _ = at.indices(self.code.n)
+        return (start, stop) if start % 8 else None
 
     def pinned_llr(self, batch: int) -> np.ndarray:
         """A page-locked LLR array [batch, n] (with ``shaping``: [batch, E]; int4: uint8
@@ -494,10 +532,12 @@ class CudaDecoder(GpuDecoder):
 
     def _make_result(self, bits, iterations, valid, bad_llr, info=None) -> DecodeResult:
         """DecodeResult of the arrays the kernels filled (``valid``, ``bad_llr``: the flags' bits,
-        :func:`.engine.split_flags`); ``info`` is a view of ``bits`` (packed: of the bytes holding
-        the k bits, :func:`gpuldpc.packed_bits.info_of`), so ``info`` (no runs DMA'd) is None."""
-        k = self.code.k
-        info = packed_bits.info_of(bits, self.code.n, slice(0, k)) if self.packed else bits[:, :k]
+        :func:`.engine.split_flags`); ``info``: the ticket's rows the GPU shifted
+        (:class:`.stages.PackedInfoPlan`), else None and taken from ``bits`` at ``info_at`` (a
+        view where it can be; packed: :func:`gpuldpc.packed_bits.info_of`)."""
+        if info is None:
+            info = (packed_bits.info_of(bits, self.code.n, self.info_at) if self.packed
+                    else bits[:, self.info_at])
         return DecodeResult(bits, info, iterations, valid, bad_llr)
 
     def syndrome_weight(self, bits) -> np.ndarray:

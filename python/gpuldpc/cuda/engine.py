@@ -27,7 +27,9 @@ chunks of ``chunk`` frames handed to the streams in turn.  Where the bytes go
   (:class:`.host_memory.ResultPool`), which the returned arrays are views of (or the bits
   into the caller's ``out``); where ``DecodeResult.info`` is not a run of the decisions (a
   decoder's ``info_runs``: GF(q) codes such as gf32-837-726), each run of it is copied into
-  the same block by a 2D DMA a chunk (:func:`copy_columns`) instead of gathered on the host;
+  the same block by a 2D DMA a chunk (:func:`copy_columns`) instead of gathered on the host
+  (packed decisions whose information bits start inside a byte, CCSDS C2: from the rows a
+  stage shifted on the GPU, :class:`.stages.PackedInfoPlan`, :meth:`DeviceEngine.info_rows`);
   the latency presets' kernels write theirs straight into the
   slot's mapped host buffer, copied from there into small arrays;
 * soft output (a plan with ``soft_width`` > 0 values a frame, :mod:`gpuldpc.soft`): each slot
@@ -344,6 +346,12 @@ class DeviceEngine:
             with self.ctx.active():
                 self._device_pool.free_held()
 
+    def info_rows(self, slot) -> tuple[int, int]:
+        """(address, pitch) of the device rows ``DecodeResult.info``'s runs are copied from: the
+        slot's decisions, or a stage's own rows (:class:`.stages.PackedInfoPlan`)."""
+        rows = getattr(self.plan, "info_rows", None)
+        return rows(slot.scratch) if rows is not None else (slot.out[0], self.plan.bits_width)
+
     def where(self, start, stop, batch):
         return (f"kernel {self.plan.name} (code {self.code_name!r}, batch of {batch} frames, frames "
                 f"{start}..{stop - 1}, device {self.ctx.id})")
@@ -421,9 +429,9 @@ class DeviceEngine:
                     drv.memcpy_dtoh_async(ticket.flags[start + a:start + b], dev_flags, s)
                     if slot.soft is not None:
                         drv.memcpy_dtoh_async(ticket.llr[start + a:start + b], slot.soft, s)
+                    rows, pitch = self.info_rows(slot)
                     for column, at, width in ticket.info_runs:       # DecodeResult.info, run by run
-                        copy_columns(ticket.info[start + a:start + b], at, dev_bits + column, plan.bits_width,
-                                     width, s)
+                        copy_columns(ticket.info[start + a:start + b], at, rows + column, pitch, width, s)
                 if not posted:
                     slot.done.record(slot.stream)
                     if plan.mapped_input and not on_device and staged_for_kernel:

@@ -11,6 +11,10 @@ another stage) and changes what crosses PCIe without touching the decoding kerne
 * :class:`HalfSoftPlan` (issue 16 item 2, :func:`gpuldpc.soft.to_float16`): the inner kernel
   writes its float32 posteriors into the stage buffer, ``soft_to_half`` converts them into the
   slot's soft-output buffer as binary16, so 2 bytes a bit cross PCIe instead of 4;
+* :class:`PackedInfoPlan` (``packed=True`` where the information bits start inside a byte:
+  CCSDS C2): ``packed_run`` copies each frame's run of information bits from the packed
+  decisions into the stage buffer, shifted to start at bit 0, and the engine copies those rows
+  into ``DecodeResult.info`` (``info_rows``) instead of the host shifting them;
 * :class:`gpuldpc.cuda.recovery.RecoveryPlan`: 5G NR rate recovery of the E received LLRs.
 
 Each is a :class:`StagePlan`: every attribute it does not set is the inner plan's (launch
@@ -23,10 +27,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import packed_bits
+
 MODULE = "transport"
 THREADS = 256
 UNPACK_ARGS = "PPii"          # kernels/transport.cu unpack_int4 (tests/gpu/test_kernel_signatures.py)
 HALF_ARGS = "PPq"             # kernels/transport.cu soft_to_half
+RUN_ARGS = "PPiiii"           # kernels/transport.cu packed_run
 _ALIGN = 256
 
 
@@ -110,3 +117,31 @@ class HalfSoftPlan(StagePlan):
             self.func.prepared_async_call((_blocks(-(-values // 4)), 1), (THREADS, 1, 1), stream, posteriors,
                                           int(half), np.int64(values))
 
+
+
+class PackedInfoPlan(StagePlan):
+    """``DecodeResult.info`` of packed decisions whose information bits ``start .. stop - 1``
+    do not start on a byte (:func:`gpuldpc.packed_bits.info_of`'s shifted copy, made on the
+    GPU): after the inner launch, ``packed_run`` writes each frame's run, packed from bit 0,
+    into the stage buffer; ``info_rows`` is where the engine copies ``info`` from."""
+
+    def __init__(self, ctx, inner, start, stop):
+        super().__init__(inner)
+        self.start, self.count = start, stop - start
+        self.width = packed_bits.width(self.count)        # bytes of info a frame
+        self.func = ctx.function(MODULE, "packed_run")
+        self.func.prepare(RUN_ARGS)
+        self.name = f"{inner.name} + {MODULE}/packed_run"
+
+    def stage_bytes(self, frames) -> int:
+        return frames * self.width
+
+    def info_rows(self, scratch) -> tuple[int, int]:
+        """(address, pitch) of the info rows in a slot's ``scratch``."""
+        return int(scratch), self.width
+
+    def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+        self.inner.launch(stream, count, dev_in, kind, out, self.inner_scratch(scratch, capacity), capacity)
+        self.func.prepared_async_call((_blocks(count * self.width), 1), (THREADS, 1, 1), stream, int(out[0]),
+                                      int(scratch), np.int32(self.inner.bits_width), np.int32(self.start),
+                                      np.int32(self.count), np.int32(count))

@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import BackendUnavailable
+from ..result import info_index
 
 _BINARY_OPTIONS = ("devices", "preset", "streams", "chunk_frames", "frames_per_block", "llr_dtype", "llr_scale",
                    "resident", "posteriors")
@@ -102,9 +103,9 @@ def _check_options(options, known, what):
         raise ValueError(f"unknown {what} option(s) {unknown}; known: {', '.join(known)}")
 
 
-def make(code, settings, shaping=None):
+def make(code, settings, shaping=None, info_at=None):
     """Build the CUDA decoder for ``code`` and validated ``settings`` (gpuldpc.settings.Settings);
-    ``shaping``: see :func:`make_shaped`."""
+    ``shaping``, ``info_at``: see :func:`make_shaped`."""
     from ..cuda import CudaDecoder, NotQuasiCyclic, driver
 
     if settings.precision not in ("float32", "float16") or (settings.precision != "float32"
@@ -133,7 +134,7 @@ def make(code, settings, shaping=None):
                           settings.early_stop, settings.alpha, settings.beta, precision=settings.precision,
                           shaping=shaping, soft_output=settings.soft_output is not None,
                           soft_dtype=settings.soft_dtype if settings.soft_output == "posterior" else "float32",
-                          packed=settings.packed, **options)
+                          packed=settings.packed, info_at=info_at, **options)
     except NotQuasiCyclic as exc:
         raise BackendUnavailable(str(exc)) from exc
     return _Backend(dec)
@@ -146,7 +147,8 @@ def make_shaped(code, settings):
     decodes ``code.decoded`` with a resident kernel
     (:func:`gpuldpc.cuda.decoder.latency_kernel_is_resident`), which reads its input in place
     itself: the caller, :func:`gpuldpc.codes.shaping.make_backend`, then recovers on the host
-    and keeps it."""
+    and keeps it.  The decoder's ``DecodeResult.info`` is the shaped code's (``info_at``:
+    :func:`gpuldpc.result.info_index`; packed, shifted on the GPU where it starts inside a byte)."""
     from ..cuda.decoder import latency_kernel_is_resident
 
     o = settings.options
@@ -154,4 +156,4 @@ def make_shaped(code, settings):
             code.decoded, settings.algorithm, settings.schedule, o.get("llr_dtype", "float32"), settings.precision,
             o.get("resident", True)):
         return None
-    return make(code.decoded, settings, code.decoded_shaping)
+    return make(code.decoded, settings, code.decoded_shaping, info_index(code))
