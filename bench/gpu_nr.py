@@ -15,8 +15,10 @@ min-sum, BPSK/AWGN LLRs of random blocks:
 * ``gl.Decoder`` with int8 E LLRs (``llr_dtype="int8"``, ``llr_scale`` a power of two that
   puts the 99.9th percentile of |LLR| near 127: :func:`quantized`), float16 messages where
   a binary16 kernel holds the pruned shape (else a note) and float32 messages: the issue's
-  target input, recovered on the host in int8 (fillers +127, repeats saturated) into the
-  page-locked int8 input, a quarter of the float32 bytes over PCIe;
+  target input, recovered on the GPU in int8 (kernels/shaping.cu: fillers +127, repeats saturated) from the
+  page-locked int8 input, a quarter of the float32 bytes over PCIe; with binary16 messages
+  also from a PyTorch CUDA tensor of the same int8 E LLRs (a GPU demapper's output: no PCIe
+  in, the results left on the GPU, ``out_device``);
 * ``gl.Decoder, pruned code`` / ``gl.Decoder, full mother graph`` -- the pruned code's /
   the whole mother code's LLRs already recovered, page-locked: what the kernels and
   transfers do without the host's recovery, on the graph decoded now and on the one
@@ -126,6 +128,13 @@ def ours(code, reps):
         r["kernel"] = low.kernel
         r["kernel_includes_recovery"] = low.shaping is not None   # kernels/shaping.cu launched with it
         rows.append(r)
+        dev = cuda_tensor(qb) if (precision, packed) == ("float16", False) else None
+        if dev is not None:                           # E LLRs from a GPU demapper: no PCIe in, results stay
+            res = narrow.decode(dev)
+            rows.append(row(code, frames, median_time(lambda: narrow.decode(dev), reps), "gl.Decoder",
+                            "torch int8 on GPU", fer_of(res.info.get(), ib), llr_dtype="int8", llr_scale=scale,
+                            backend="cuda", schedule="layered", precision=precision, output="bits on the GPU",
+                            **shape))
         narrow.close()
     for api, target, recover in (("gl.Decoder, pruned code", code.decoded, code.decoded_shaping.recover),
                                  ("gl.Decoder, full mother graph", code.mother, code.recover)):
@@ -146,6 +155,16 @@ def ours(code, reps):
                     fer_of(cpu.decode(llr_c).info, info_c), backend="cpu", schedule="layered",
                     precision="float32", threads=os.cpu_count(), **shape))
     return rows, info, llr, notes
+
+
+def cuda_tensor(arr):
+    """``arr`` as a PyTorch CUDA tensor (the E LLRs a GPU demapper hands over), or None without
+    torch or a GPU it sees."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.from_numpy(arr).cuda() if torch.cuda.is_available() else None
 
 
 def latency_rows(code, calls=300):

@@ -111,7 +111,7 @@ def test_a_backend_offering_make_shaped_gets_the_e_llrs_as_they_are():
         def pinned_llr(self, frames):
             return np.zeros((frames, self.n_in), np.float32)
 
-        def decode(self, llr, out=None):
+        def decode(self, llr, out=None, out_device=False):
             seen.append(llr)
             bits = np.zeros((llr.shape[0], self.code.n), np.uint8)
             return make_result(self.info_of, bits, np.ones(llr.shape[0], np.int32), np.ones(llr.shape[0], bool),

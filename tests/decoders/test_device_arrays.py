@@ -158,6 +158,18 @@ def test_front_door_checks_before_the_backend_sees_anything(stubbed):
     assert stubbed._impl.calls == []
 
 
+def test_bit_llrs_the_front_would_negate_are_refused_on_the_gpu():
+    """``positive_llr_bit=1`` for a backend that does not apply the sign itself (a shaped code, a
+    GF(q) code's bit LLRs) negates a host copy; a GPU array gets none, so it is refused by name
+    before the backend sees it."""
+    dec = gl.Decoder(CODE, backend="reference", positive_llr_bit=1)
+    dec._impl = StubBackend()
+    with pytest.raises(ValueError, match="positive_llr_bit=1 negates a host copy of the bit LLRs for this "
+                                         "decoder.*negate it on the GPU"):
+        dec.decode(FakeCai((4, N)))
+    assert dec._impl.calls == []
+
+
 def test_device_arrays_need_the_cuda_backend():
     dec = gl.Decoder(CODE, backend="reference")
     with pytest.raises(TypeError, match="a GPU array of LLRs needs the cuda backend; this decoder runs on "

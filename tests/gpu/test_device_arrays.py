@@ -194,3 +194,53 @@ def test_the_producer_stream_rule(cuda):
             cdst[...] = csrc
             res = dec.decode(cdst, out_device=False)                   # DLPack: CuPy orders cside
         _same(res, want)
+
+
+@pytest.mark.parametrize("name, dtype", [("nr-bg2-filler", "int8"), ("nr-bg1", "float32"), ("ccsds-c2", "int8")])
+def test_shaped_codes_take_gpu_arrays_of_their_received_llrs(cuda, name, dtype):
+    """A shaped code (5G NR, CCSDS C2) whose E LLRs the GPU recovers takes them as a GPU array:
+    the same results as the host array, on the host or on the GPU (``info`` a view of the
+    decoded bits at the code's information positions: after C2's 18 fill bits); the latency
+    preset of a resident kernel (host recovery) and ``positive_llr_bit=1`` (a negated host copy)
+    refuse them by name; the latency preset's launched kernels take them too."""
+    torch = _torch()
+    code = {"nr-bg2-filler": lambda: gl.codes.nr(1001, 1500), "nr-bg1": lambda: gl.codes.nr(8448, 9504),
+            "ccsds-c2": lambda: gl.codes.get("ccsds-c2")}[name]()
+    rng = np.random.default_rng(8)
+    info = rng.integers(0, 2, (150, code.k), dtype=np.uint8)
+    llr = gl.channel.transmit(code, code.encode(info), 3.6 if name == "ccsds-c2" else 2.5, rng)
+    kw = dict(backend="cuda", devices=[0], max_iterations=6, streams=2, chunk_frames=64)
+    if dtype == "int8":
+        llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
+        kw.update(precision="float16", llr_dtype="int8", llr_scale=0.25)
+    dec = gl.Decoder(code, **kw)
+    want = dec.decode(llr)
+    assert 0 < want.valid.sum() and (want.info != info).any(axis=1).mean() < 0.9
+    dev = torch.from_numpy(llr).cuda()
+    _same(dec.decode(dev, out_device=False), want)
+    on_gpu = dec.decode(dev)
+    assert type(on_gpu.bits).__name__ == "DeviceArray" and on_gpu.bits.shape == want.bits.shape
+    assert on_gpu.info.ptr - on_gpu.bits.ptr == (18 if name == "ccsds-c2" else 0)
+    _same(on_gpu, want)
+    _same(dec.submit(dev[8:72]).result(), dec.decode(llr[8:72]))          # rows 16-byte aligned
+    _same(dec.decode_device(dev.data_ptr(), 150), want)
+    lat = gl.Decoder(code, **dict(kw, preset="latency", streams=None, chunk_frames=None))   # launched, GPU recovery
+    assert lat._impl.on_device
+    _same(lat.decode(dev[:2]), lat.decode(llr[:2]))
+    lat.close()
+    with pytest.raises(ValueError, match="positive_llr_bit=1 negates a host copy of the bit LLRs"):
+        gl.Decoder(code, positive_llr_bit=1, **kw).decode(dev)
+    dec.close()
+
+
+def test_a_shaped_code_recovered_on_the_host_refuses_gpu_arrays(cuda):
+    torch = _torch()
+    code = gl.codes.shaped(gl.codes.get("wimax-576-1/2"), punctured=[0, 1])
+    dec = gl.Decoder(code, backend="cuda", devices=[0], preset="latency")
+    assert not dec._impl.on_device                   # the resident kernel reads what the host recovered
+    llr = np.ones((2, code.n), np.float32)
+    assert dec.decode(llr).valid.all()
+    with pytest.raises(TypeError, match="takes no shaped code on this decoder .* not the latency preset's "
+                                        "resident kernel"):
+        dec.decode(torch.from_numpy(llr).cuda())
+    dec.close()

@@ -550,9 +550,10 @@ class ShapedBackend:
     (shortened bits dropped) and ``valid`` the syndrome of the decoded code's checks.  A
     backend with page-locked input (``pinned_llr``, cuda) gets the recovery written into
     page-locked buffers it copies as they lie, taken from a free list and given back when
-    the call (or the ticket's result) is done.  GPU arrays (in: ``decode_device``, DLPack,
-    ``__cuda_array_interface__``; out: ``out_device``) are not offered (the front door says
-    so), nor, with the host recovery, page-locked input of the E LLRs.
+    the call (or the ticket's result) is done.  GPU arrays of E LLRs (``decode_device``, DLPack,
+    ``__cuda_array_interface__``) and ``out_device`` are offered where the GPU recovers
+    (``on_device``: ``device_ids`` and ``out_device`` are the decoder's); with the host recovery
+    the front door refuses them, and page-locked input of the E LLRs is not offered.
 
     Where the recovery runs, one rule per backend (:func:`make_backend`): a backend module
     with ``make_shaped`` returning a decoder (cuda, unless its latency preset's kernel is a
@@ -580,6 +581,9 @@ class ShapedBackend:
         if self.on_device:
             self._pinned = None
             self.pinned_llr = impl.pinned_llr
+            for attr in ("device_ids", "device_ordinal"):     # GPU arrays of E LLRs (cuda)
+                if hasattr(impl, attr):
+                    setattr(self, attr, getattr(impl, attr))
         for attr in ("preferred_batch", "close"):
             if hasattr(impl, attr):
                 setattr(self, attr, getattr(impl, attr))
@@ -615,9 +619,9 @@ class ShapedBackend:
             with self._lock:
                 self._free.append(block)
 
-    def decode(self, llr, out=None):
+    def decode(self, llr, out=None, out_device=False):
         if self.on_device:
-            return self._info(self._impl.decode(llr, out))
+            return self._info(self._impl.decode(llr, out, out_device))
         decoded, block = self._recovered(llr)
         try:
             return self._info(self._impl.decode(decoded, out))
@@ -631,9 +635,9 @@ class ShapedBackend:
         would be a reference cycle, keeping the backend's GPU objects for the cyclic collector."""
         return self._submit if self._can_submit else None
 
-    def _submit(self, llr, out=None):
+    def _submit(self, llr, out=None, out_device=False):
         if self.on_device:
-            return None, self._impl.submit(llr, out)
+            return None, self._impl.submit(llr, out, out_device)
         decoded, block = self._recovered(llr)
         return block, self._impl.submit(decoded, out)     # the recovered LLRs live as long as the handle
 

@@ -92,11 +92,12 @@ class DeviceArray:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def columns(self, count: int) -> "DeviceArray":
-        """The first ``count`` columns of a C-contiguous 2-D array (a view: same memory)."""
+    def columns(self, stop: int, start: int = 0) -> "DeviceArray":
+        """Columns ``start .. stop - 1`` of a C-contiguous 2-D array (a view: same memory)."""
         rows, width = self.shape
-        return DeviceArray(self._owner, self.ptr, (rows, count), self.dtype,
-                           None if count == width else (width * self.dtype.itemsize, self.dtype.itemsize), self._ctx)
+        size = self.dtype.itemsize
+        return DeviceArray(self._owner, self.ptr + start * size, (rows, stop - start), self.dtype,
+                           None if (start, stop) == (0, width) else (width * size, size), self._ctx)
 
     def get(self) -> np.ndarray:
         """A host copy (NumPy)."""

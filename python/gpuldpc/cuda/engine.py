@@ -521,6 +521,7 @@ class GpuDecoder:
 
     device_kind = "llr"
     info_runs = ()      # DecodeResult.info by DMA where it is not a run of bits (gpuldpc.result.info_runs)
+    info_at = None      # where DecodeResult.info lies in the decisions (gpuldpc.result.info_index), set by a subclass
 
     def _start(self, devices, streams, chunk_frames, default_kind):
         for name, value in (("streams", streams), ("chunk_frames", chunk_frames)):
@@ -818,8 +819,10 @@ class GpuDecoder:
         if ticket.device is None:
             res = self._make_result(ticket.bits, ticket.iterations, *split_flags(ticket.flags), ticket.info)
             return res if ticket.llr is None else res._replace(llr=ticket.llr)
-        pos, k = self.code.info_positions, self.code.k      # results on the GPU: info is a view
-        info = ticket.bits.columns(k) if pos[-1] == k - 1 else None
+        at, info = self.info_at, None                       # results on the GPU: info a view of a run
+        if isinstance(at, slice):
+            start, stop, _ = at.indices(ticket.bits.shape[1])
+            info = ticket.bits.columns(stop, start)
         return DecodeResult(ticket.bits, info, ticket.iterations, *split_flags(ticket.flags))
 
     def decode_device(self, llr, frames: int, kind: str | None = None, device: int | None = None, out=None,

@@ -245,8 +245,8 @@ class NbCudaDecoder(GpuDecoder):
                 or max_iterations < 1:
             raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
         self.code = code
-        self._info = info_index(code)       # where DecodeResult.info lies in the symbols (found once)
-        self.info_runs = info_runs(self._info)   # copied into it by DMA unless a view (.engine.copy_columns)
+        self.info_at = info_index(code)     # where DecodeResult.info lies in the symbols (found once)
+        self.info_runs = info_runs(self.info_at)   # copied into it by DMA unless a view (.engine.copy_columns)
         self.layout = layout = nb_layout(code)
         self.algorithm = algorithm
         self.schedule = "flooding" if algorithm == "fft-spa" else schedule
@@ -315,7 +315,7 @@ class NbCudaDecoder(GpuDecoder):
         :func:`.engine.split_flags`); ``info`` a view of ``bits`` where the information symbols
         are a run, else the ticket's copy of them (DMA'd run by run: a host gather of gf32-837-726's
         three runs took 26 ms of a 131 ms call of 16384 frames on the H200's host), or gathered here."""
-        return DecodeResult(bits, bits[:, self._info] if info is None else info, iterations, valid, bad_llr)
+        return DecodeResult(bits, bits[:, self.info_at] if info is None else info, iterations, valid, bad_llr)
 
     def __repr__(self):
         return (f"NbCudaDecoder({self.code.name!r}, {self.algorithm!r}, {self.schedule!r}, "

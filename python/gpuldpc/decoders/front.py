@@ -363,18 +363,23 @@ class Decoder:
         return Ticket(self, self._worker.submit(run, arr, out), concurrent.futures.Future.result, keep)
 
     def _device_backend(self, what: str):
-        """TypeError unless the backend takes GPU arrays (cuda, plain codes)."""
+        """TypeError unless the backend takes GPU arrays (cuda; a shaped code where the GPU recovers
+        its E LLRs)."""
         if getattr(self._impl, "device_ids", None) is not None:
             return
         if isinstance(self.code, ShapedCode):
-            raise TypeError(f"code {self.code.name!r}: {what} takes no shaped code (its E LLRs are taken from "
-                            "host arrays only, recovered on the host or, cuda throughput preset, on the GPU); "
-                            "hand host arrays to decode()")
+            raise TypeError(f"code {self.code.name!r}: {what} takes no shaped code on this decoder (its E LLRs "
+                            "are recovered on the host: GPU arrays need the cuda backend's GPU recovery, not "
+                            "the latency preset's resident kernel); hand host arrays to decode()")
         raise TypeError(f"{what} needs the cuda backend; this decoder runs on {self.backend!r}: hand host "
                         "arrays to decode() (cupy.asnumpy(x), tensor.cpu().numpy())")
 
     def _check_device_llr(self, view: device_arrays.DeviceLLR) -> device_arrays.DeviceLLR:
         self._device_backend("a GPU array of LLRs")
+        if self._negate and len(view.shape) == 2:      # bit LLRs (GF(q): symbol LLRs are not negated)
+            raise ValueError(f"code {self.code.name!r}: positive_llr_bit=1 negates a host copy of the bit LLRs "
+                             "for this decoder, which a GPU array does not get: negate it on the GPU (-x) and "
+                             "decode with positive_llr_bit=0, or hand a host array")
         impl = self._impl
         return device_arrays.check(view, self.code.name, self._shapes, self._dtypes, impl.device_ids,
                                    impl.device_ordinal)
