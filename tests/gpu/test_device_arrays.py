@@ -208,7 +208,8 @@ def test_shaped_codes_take_gpu_arrays_of_their_received_llrs(cuda, name, dtype):
             "ccsds-c2": lambda: gl.codes.get("ccsds-c2")}[name]()
     rng = np.random.default_rng(8)
     info = rng.integers(0, 2, (150, code.k), dtype=np.uint8)
-    llr = gl.channel.transmit(code, code.encode(info), 3.6 if name == "ccsds-c2" else 2.5, rng)
+    ebn0_db = {"nr-bg2-filler": 2.5, "nr-bg1": 4.5, "ccsds-c2": 3.6}[name]      # BG1 block: rate 8/9
+    llr = gl.channel.transmit(code, code.encode(info), ebn0_db, rng)
     kw = dict(backend="cuda", devices=[0], max_iterations=6, streams=2, chunk_frames=64)
     if dtype == "int8":
         llr = np.clip(np.round(llr * 4), -127, 127).astype(np.int8)
