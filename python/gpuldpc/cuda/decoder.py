@@ -314,7 +314,8 @@ def _checked_info_at(info_at, code):
     else ValueError."""
     if isinstance(info_at, slice):
         start, stop, step = info_at.indices(code.n)
-        ok = step == 1 and start < stop and all(v is None or 0 <= v <= code.n for v in (info_at.start, info_at.stop))
+        ends = (info_at.start, info_at.stop)
+        ok = step == 1 and start < stop and all(v is None or 0 <= v <= code.n for v in ends)
     else:
         info_at = np.asarray(info_at)
         ok = info_at.ndim == 1 and info_at.dtype.kind in "iu" and info_at.size > 0 and \
@@ -503,7 +504,7 @@ class CudaDecoder(GpuDecoder):
         decisions (:class:`.stages.PackedInfoPlan`: ``packed``, the throughput preset, a run
         starting inside a byte), else None (``info`` a view of ``bits``, or made on the host)."""
         at = self.info_at
-        if not (self.packed and self.preset == "throughput" and isinstance(at, slice) and at.step in (None, 1)):
+        if not (self.packed and self.preset == "throughput" and isinstance(at, slice)):
             return None
         start, stop, _ = at.indices(self.code.n)
         return (start, stop) if start % 8 else None

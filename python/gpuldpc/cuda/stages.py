@@ -118,7 +118,6 @@ class HalfSoftPlan(StagePlan):
                                           int(half), np.int64(values))
 
 
-
 class PackedInfoPlan(StagePlan):
     """``DecodeResult.info`` of packed decisions whose information bits ``start .. stop - 1``
     do not start on a byte (:func:`gpuldpc.packed_bits.info_of`'s shifted copy, made on the
