@@ -167,6 +167,8 @@ def test_bit_llrs_the_front_would_negate_are_refused_on_the_gpu():
     with pytest.raises(ValueError, match="positive_llr_bit=1 negates a host copy of the bit LLRs for this "
                                          "decoder.*negate it on the GPU"):
         dec.decode(FakeCai((4, N)))
+    with pytest.raises(ValueError, match="positive_llr_bit=1 negates a host copy"):
+        dec.decode(FakeCai((N,)))                     # one frame, 1-D: bit LLRs too
     assert dec._impl.calls == []
 
 

@@ -101,6 +101,26 @@ class FakeKernels:
 
         return Kernel()
 
+    def inner_plan(self, name, bits_width, frame_bytes=0, scratch_per_frame=0, soft_width=0):
+        """A stand-in decoding plan for a stage (gpuldpc.cuda.stages) to wrap: its attributes as
+        given, ``scratch_per_frame`` bytes of scratch a frame, each launch recorded in ``calls`` as
+        ("decode", count, dev_in, out, scratch, capacity)."""
+        calls = self.calls
+
+        class Inner:
+            def frame_bytes(self, kind):
+                return frame_bytes
+
+            def scratch_bytes(self, frames):
+                return scratch_per_frame * frames
+
+            def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
+                calls.append(("decode", count, dev_in, out, scratch, capacity))
+
+        inner = Inner()
+        inner.name, inner.bits_width, inner.soft_width = name, bits_width, soft_width
+        return inner
+
 
 @pytest.fixture
 def fake_kernels():

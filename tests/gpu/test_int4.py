@@ -189,19 +189,7 @@ def test_int4_plan_unpacks_into_the_stage_buffer_then_launches_the_inner_plan(fa
 
     ctx = fake_kernels({("transport", "unpack_int4"): stages.UNPACK_ARGS})
 
-    class Inner:
-        name, bits_width, soft_width = "qc_hs12x7_layered_i8", 575, 0
-
-        def frame_bytes(self, kind):
-            return 575
-
-        def scratch_bytes(self, frames):
-            return 8 * frames
-
-        def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
-            ctx.calls.append(("decode", count, dev_in, out, scratch, capacity))
-
-    plan = stages.Int4Plan(ctx, Inner())
+    plan = stages.Int4Plan(ctx, ctx.inner_plan("qc_hs12x7_layered_i8", 575, frame_bytes=575, scratch_per_frame=8))
     assert plan.frame_bytes("llr") == 288 and plan.bits_width == 575 and plan.resident(None) is None
     assert plan.name == "transport/unpack_int4 + qc_hs12x7_layered_i8"
     capacity = 100

@@ -113,19 +113,8 @@ def test_packed_info_plan_shifts_the_inner_decisions_into_the_stage_buffer(fake_
 
     ctx = fake_kernels({("transport", "packed_run"): stages.RUN_ARGS})
 
-    class Inner:
-        name, bits_width, soft_width = "sp34_f16_sh_layered_i8", 1023, 0
-
-        def frame_bytes(self, kind):
-            return 8160
-
-        def scratch_bytes(self, frames):
-            return 8 * frames
-
-        def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
-            ctx.calls.append(("decode", count, dev_in, out, scratch, capacity))
-
-    plan = stages.PackedInfoPlan(ctx, Inner(), 18, 18 + 7136)
+    inner = ctx.inner_plan("sp34_f16_sh_layered_i8", 1023, frame_bytes=8160, scratch_per_frame=8)
+    plan = stages.PackedInfoPlan(ctx, inner, 18, 18 + 7136)
     assert plan.frame_bytes("llr") == 8160 and plan.bits_width == 1023 and plan.resident(None) is None
     assert plan.name == "sp34_f16_sh_layered_i8 + transport/packed_run"
     capacity = 100

@@ -258,26 +258,17 @@ def test_half_soft_plan_converts_the_inner_posteriors_into_the_slot_buffer(fake_
 
     ctx = fake_kernels({("transport", "soft_to_half"): stages.HALF_ARGS})
 
-    class Inner:
-        name, bits_width, soft_width = "qc_ms12x7_layered_f32", 2304, 2304
-
-        def scratch_bytes(self, frames):
-            return 0
-
-        def launch(self, stream, count, dev_in, kind, out, scratch, capacity):
-            ctx.calls.append(("decode", count, dev_in, out, scratch))
-
-    plan = stages.HalfSoftPlan(ctx, Inner())
+    plan = stages.HalfSoftPlan(ctx, ctx.inner_plan("qc_ms12x7_layered_f32", 2304, soft_width=2304))
     assert plan.soft_dtype == np.float16 and plan.soft_width == 2304 and plan.resident(None) is None
     assert plan.scratch_bytes(10) == 4 * 10 * 2304
     plan.launch("stream", 7, 4096, "llr", ("bits", "it", "flags", 9 << 20), 1 << 20, 10)
     decode, (_, grid, block, args) = ctx.calls
-    assert decode == ("decode", 7, 4096, ("bits", "it", "flags", 1 << 20), None)
+    assert decode == ("decode", 7, 4096, ("bits", "it", "flags", 1 << 20), None, 10)
     assert grid == (-(-7 * 2304 // 4 // 256), 1) and block == (256, 1, 1)
     assert args == (1 << 20, 9 << 20, 7 * 2304)
     ctx.calls.clear()
     plan.launch("stream", 7, 4096, "llr", ("bits", "it", "flags", 0), 1 << 20, 10)
-    assert ctx.calls == [("decode", 7, 4096, ("bits", "it", "flags", 0), None)]
+    assert ctx.calls == [("decode", 7, 4096, ("bits", "it", "flags", 0), None, 10)]
 
 
 def test_ticket_holds_float16_soft_output():

@@ -429,9 +429,10 @@ class DeviceEngine:
                     drv.memcpy_dtoh_async(ticket.flags[start + a:start + b], dev_flags, s)
                     if slot.soft is not None:
                         drv.memcpy_dtoh_async(ticket.llr[start + a:start + b], slot.soft, s)
-                    rows, pitch = self.info_rows(slot)
-                    for column, at, width in ticket.info_runs:       # DecodeResult.info, run by run
-                        copy_columns(ticket.info[start + a:start + b], at, rows + column, pitch, width, s)
+                    if ticket.info_runs:                             # DecodeResult.info, run by run
+                        rows, pitch = self.info_rows(slot)
+                        for column, at, width in ticket.info_runs:
+                            copy_columns(ticket.info[start + a:start + b], at, rows + column, pitch, width, s)
                 if not posted:
                     slot.done.record(slot.stream)
                     if plan.mapped_input and not on_device and staged_for_kernel:

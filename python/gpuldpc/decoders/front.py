@@ -376,13 +376,14 @@ class Decoder:
 
     def _check_device_llr(self, view: device_arrays.DeviceLLR) -> device_arrays.DeviceLLR:
         self._device_backend("a GPU array of LLRs")
-        if self._negate and len(view.shape) == 2:      # bit LLRs (GF(q): symbol LLRs are not negated)
+        impl = self._impl
+        view = device_arrays.check(view, self.code.name, self._shapes, self._dtypes, impl.device_ids,
+                                   impl.device_ordinal)
+        if self._negate and len(view.shape) == 2:      # bit LLRs [batch, n] (GF(q) symbol LLRs are not negated)
             raise ValueError(f"code {self.code.name!r}: positive_llr_bit=1 negates a host copy of the bit LLRs "
                              "for this decoder, which a GPU array does not get: negate it on the GPU (-x) and "
                              "decode with positive_llr_bit=0, or hand a host array")
-        impl = self._impl
-        return device_arrays.check(view, self.code.name, self._shapes, self._dtypes, impl.device_ids,
-                                   impl.device_ordinal)
+        return view
 
     def _wants_device(self, arr, out, out_device) -> bool:
         """Results on the GPU? (``out_device``, see :meth:`decode`.)  Soft output: host results
